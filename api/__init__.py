@@ -1,0 +1,1 @@
+"""The canasta-scan web service: FastAPI routes, persistence and the web page."""

@@ -1,0 +1,1 @@
+"""The synthetic data engine and training glue. Never imported by the runtime."""

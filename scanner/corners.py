@@ -1,0 +1,98 @@
+"""Detected card corners (printed rank indices) as one array-backed value.
+
+A `Corners` holds N detections as parallel numpy arrays, in pixels of the photo as the
+person sees it (EXIF orientation applied). It is what every `Detector` returns and what
+layout reconstruction consumes, so a test double built from ground truth and the ONNX
+runtime are interchangeable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scanner.classes import INDEX_CLASSES
+
+
+@dataclass(frozen=True)
+class Corners:
+    """N rank corners: boxes (N,4 xyxy px), class ids (N,), confidences (N,), angles (N,) in degrees.
+
+    `angle` is the direction the card's top points in the photo: 0 = up, 90 = right,
+    180 = down, 270 = left (NaN where unknown). `rank_confidence` is the classifier's
+    probability for the rank alone (defaults to `confidence`).
+    """
+
+    boxes: np.ndarray
+    class_ids: np.ndarray
+    confidence: np.ndarray
+    angle: np.ndarray
+    rank_confidence: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
+        n = len(boxes)
+        class_ids = np.asarray(self.class_ids, dtype=np.int64).reshape(n)
+        confidence = np.asarray(self.confidence, dtype=np.float32).reshape(n)
+        angle = np.asarray(self.angle, dtype=np.float32).reshape(n)
+        rank_conf = confidence if self.rank_confidence is None else self.rank_confidence
+        rank_conf = np.asarray(rank_conf, dtype=np.float32).reshape(n)
+        if n and (class_ids.min() < 0 or class_ids.max() >= len(INDEX_CLASSES)):
+            raise ValueError("class id out of range")
+        if n and np.any(boxes[:, 2:] < boxes[:, :2]):
+            raise ValueError("box with x2 < x1 or y2 < y1")
+        object.__setattr__(self, "boxes", boxes)
+        object.__setattr__(self, "class_ids", class_ids)
+        object.__setattr__(self, "confidence", confidence)
+        object.__setattr__(self, "angle", angle)
+        object.__setattr__(self, "rank_confidence", rank_conf)
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+    @classmethod
+    def empty(cls) -> Corners:
+        """No detections."""
+        return cls(np.zeros((0, 4)), np.zeros(0), np.zeros(0), np.zeros(0))
+
+    @property
+    def ranks(self) -> list[str]:
+        """Rank token per corner (`K`, `10`, `JK`, `3R`, ...)."""
+        return [INDEX_CLASSES[i] for i in self.class_ids]
+
+    @property
+    def centers(self) -> np.ndarray:
+        """(N,2) box centres."""
+        return (self.boxes[:, :2] + self.boxes[:, 2:]) / 2
+
+    @property
+    def heights(self) -> np.ndarray:
+        """(N,) box heights."""
+        return self.boxes[:, 3] - self.boxes[:, 1]
+
+    def select(self, mask_or_index: np.ndarray) -> Corners:
+        """The subset picked by a boolean mask or index array."""
+        return Corners(
+            self.boxes[mask_or_index],
+            self.class_ids[mask_or_index],
+            self.confidence[mask_or_index],
+            self.angle[mask_or_index],
+            self.rank_confidence[mask_or_index],
+        )
+
+    def scaled(self, factor: float) -> Corners:
+        """The same corners with boxes multiplied by `factor` (to map between image scales)."""
+        return Corners(self.boxes * factor, self.class_ids, self.confidence, self.angle,
+                       self.rank_confidence)
+
+    def to_json(self) -> list[dict]:
+        """The contract's `corners` list: card, box, confidence, angle."""
+        out = []
+        for box, rank, conf, ang in zip(self.boxes, self.ranks, self.confidence, self.angle):
+            item = {"card": rank, "box": [round(float(v), 1) for v in box],
+                    "confidence": round(float(conf), 4)}
+            if not np.isnan(ang):
+                item["angle"] = round(float(ang) % 360, 1)
+            out.append(item)
+        return out
