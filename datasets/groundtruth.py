@@ -1,0 +1,208 @@
+"""A test double for the corner detector, built from a scene's ground truth.
+
+`corners_from_scene` turns the printed indices of a scene JSON (see docs/ARCHITECTURE.md)
+into the `Corners` a perfect detector would return, optionally with box and angle noise,
+dropped corners and misread ranks, so the layout step can be developed and measured
+without a trained model. `GroundTruthDetector` wraps it in the `Detector` protocol.
+`scene_from_placements` makes a small scene JSON from hand-placed cards, for unit tests.
+Tests and benchmarks only: nothing at run time imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from scanner.classes import CLASS_ID, INDEX_CLASSES
+from scanner.corners import Corners
+
+MIN_VISIBLE = 0.5
+"""An index less visible than this is not labelled (the detector cannot read it)."""
+
+
+def rank_class(card_token: str) -> str:
+    """Index class of a card token: `KH` -> `K`, `3D` -> `3R`, `3C` -> `3B`, `JK` -> `JK`."""
+    token = card_token.upper()
+    if token in ("JK", "JOKER"):
+        return "JK"
+    if token in INDEX_CLASSES:
+        return token
+    rank, suit = token[:-1], token[-1]
+    if rank == "3":
+        return "3R" if suit in "HD" else "3B"
+    if rank not in CLASS_ID:
+        raise ValueError(f"unknown card token {card_token!r}")
+    return rank
+
+
+def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, noise: float = 0.0,
+                       dropout: float = 0.0, angle_noise: float | None = None,
+                       misread: float = 0.0, min_visible: float = MIN_VISIBLE) -> Corners:
+    """Corners a detector should find in `scene` (a scene JSON dict), optionally degraded.
+
+    `noise` moves each box edge by a normal error of `noise` box heights (and the angle
+    by `angle_noise` degrees, default `60 * noise`); `dropout` is the chance a corner is
+    missed; `misread` the chance its rank is read as another class. Confidences are 1
+    for a clean corner and lower for degraded ones.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    boxes, classes, angles = [], [], []
+    for card in scene["cards"]:
+        if not card.get("face_up", True):
+            continue
+        cls = CLASS_ID[rank_class(card["card"])]
+        for index in card.get("indices", []):
+            if index.get("visible", 1.0) < min_visible:
+                continue
+            boxes.append(index["box"])
+            classes.append(cls)
+            angles.append(index.get("angle", card.get("angle", 0.0)))
+    n = len(boxes)
+    if n == 0:
+        return Corners.empty()
+    boxes = np.array(boxes, dtype=float)
+    classes = np.array(classes)
+    angles = np.array(angles, dtype=float)
+    confidence = np.ones(n)
+    if noise > 0:
+        size = (boxes[:, 3] - boxes[:, 1])[:, None]
+        boxes = boxes + rng.normal(0.0, noise, (n, 4)) * size
+        boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1.0)
+        a_noise = 60.0 * noise if angle_noise is None else angle_noise
+        angles = (angles + rng.normal(0.0, a_noise, n)) % 360
+        confidence = np.clip(1.0 - np.abs(rng.normal(0.0, 2 * noise, n)), 0.3, 1.0)
+    if misread > 0:
+        wrong = rng.random(n) < misread
+        shift = rng.integers(1, len(INDEX_CLASSES), n)
+        classes = np.where(wrong, (classes + shift) % len(INDEX_CLASSES), classes)
+        confidence = np.where(wrong, rng.uniform(0.3, 0.8, n), confidence)
+    keep = rng.random(n) >= dropout
+    return Corners(boxes[keep], classes[keep], confidence[keep], angles[keep])
+
+
+class GroundTruthDetector:
+    """`Detector` double: looks up each photo's scene JSON and returns its corners.
+
+    `detect(rgb)` returns the corners of the scene set with `use(scene)`; `detect_path`
+    finds `scene_XXXXXX.json` beside `scene_XXXXXX.jpg`.
+    """
+
+    def __init__(self, scene: dict | None = None, rng: np.random.Generator | None = None,
+                 **degrade: float) -> None:
+        self.scene = scene
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.degrade = degrade
+
+    def use(self, scene: dict) -> GroundTruthDetector:
+        """Answer with this scene from now on."""
+        self.scene = scene
+        return self
+
+    def detect(self, rgb: np.ndarray) -> Corners:
+        """Corners of the current scene (the pixels are not looked at)."""
+        if self.scene is None:
+            raise ValueError("GroundTruthDetector has no scene: call use(scene) first")
+        return corners_from_scene(self.scene, self.rng, **self.degrade)
+
+    def detect_path(self, photo: str | Path) -> Corners:
+        """Corners of the scene whose JSON sits beside `photo`."""
+        scene = json.loads(Path(photo).with_suffix(".json").read_text())
+        return self.use(scene).detect(np.zeros((1, 1, 3), np.uint8))
+
+
+# ---------------------------------------------------------------------------------------
+# hand-placed scenes for unit tests
+
+CARD_H = 300.0
+ASPECT = 0.70
+INDEX_H = 56.0      # index box height in pixels for CARD_H (rank + suit pip)
+INDEX_W = 30.0
+INDEX_AT = (0.10, 0.12)  # index centre from the card's top-left, fractions of width, height
+
+
+def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
+    """Rotate card-frame offsets (x right, y down as printed) into photo offsets."""
+    a = np.radians(angle)
+    c, s = np.cos(a), np.sin(a)
+    return points @ np.array([[c, s], [-s, c]])
+
+
+def _inside(point: np.ndarray, outline: np.ndarray) -> bool:
+    """Whether `point` lies inside the convex quadrilateral `outline` (either winding)."""
+    signs = []
+    for k in range(4):
+        a, b = outline[k], outline[(k + 1) % 4]
+        signs.append(np.cross(b - a, point - a))
+    signs = np.array(signs)
+    return bool((signs >= 0).all() or (signs <= 0).all())
+
+
+def scene_from_placements(placements: list[dict], width: int = 4000, height: int = 3000,
+                          card_h: float = CARD_H, four_indices: bool = False) -> dict:
+    """A scene JSON from cards placed by hand, later ones on top.
+
+    Each placement: `card` token, `x`, `y` (centre), `angle` (card top direction), and
+    optional `team`, `meld`, `role` for the ground truth. An index counts as visible
+    unless its centre lies under a card placed later.
+    """
+    scale = card_h / CARD_H
+    w, h = card_h * ASPECT, card_h
+    corners_local = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    ix, iy = INDEX_AT[0] * w - w / 2, INDEX_AT[1] * h - h / 2
+    index_spots = [((ix, iy), 0.0), ((-ix, -iy), 180.0)]
+    if four_indices:
+        index_spots += [((-ix, iy), 0.0), ((ix, -iy), 180.0)]
+    cards = []
+    outlines = []
+    for p in placements:
+        centre = np.array([p["x"], p["y"]], dtype=float)
+        outlines.append(centre + _rotate(corners_local, p["angle"]))
+    for k, p in enumerate(placements):
+        centre = np.array([p["x"], p["y"]], dtype=float)
+        indices = []
+        for (dx, dy), turn in index_spots:
+            c = centre + _rotate(np.array([[dx, dy]]), p["angle"])[0]
+            ang = (p["angle"] + turn) % 360
+            local = np.array([[-INDEX_W / 2, -INDEX_H / 2], [INDEX_W / 2, -INDEX_H / 2],
+                              [INDEX_W / 2, INDEX_H / 2], [-INDEX_W / 2, INDEX_H / 2]]) * scale
+            pts = c + _rotate(local, ang)
+            covered = any(_inside(c, outlines[j]) for j in range(k + 1, len(placements)))
+            indices.append({"box": [float(pts[:, 0].min()), float(pts[:, 1].min()),
+                                    float(pts[:, 0].max()), float(pts[:, 1].max())],
+                            "visible": 0.0 if covered else 1.0, "angle": ang})
+        cards.append({"id": k, "card": p["card"], "rank": rank_class(p["card"]),
+                      "team": p.get("team"), "meld": p.get("meld"),
+                      "role": p.get("role", "meld"), "face_up": True,
+                      "outline": outlines[k].tolist(), "angle": p["angle"] % 360, "z": k,
+                      "indices": indices})
+    return {"seed": 0, "split": "test", "image": {"file": "", "width": width, "height": height},
+            "cards": cards, "melds": [], "layout": {}}
+
+
+def column(cards: list[str], x: float, y: float, angle: float = 0.0, step: float = 0.22,
+           card_h: float = CARD_H, **extra) -> list[dict]:
+    """Placements for a meld column: each card shifted down (as its team sees it) by `step`."""
+    a = np.radians(angle)
+    down = np.array([-np.sin(a), np.cos(a)])
+    return [{"card": c, "x": x + down[0] * k * step * card_h,
+             "y": y + down[1] * k * step * card_h, "angle": angle, **extra}
+            for k, c in enumerate(cards)]
+
+
+def fan(cards: list[str], x: float, y: float, angle: float = 0.0, spread: float = 12.0,
+        card_h: float = CARD_H, **extra) -> list[dict]:
+    """Placements for a fan pivoting below the cards' bottom edge, `spread` degrees apart."""
+    out = []
+    n = len(cards)
+    for k, c in enumerate(cards):
+        turn = angle + (k - (n - 1) / 2) * spread
+        t = np.radians(turn)
+        pivot_to_centre = 0.45 * card_h
+        base = np.array([x, y]) + np.array([np.sin(np.radians(angle)),
+                                            -np.cos(np.radians(angle))]) * -0.45 * card_h
+        centre = base + np.array([np.sin(t), -np.cos(t)]) * pivot_to_centre
+        out.append({"card": c, "x": float(centre[0]), "y": float(centre[1]), "angle": turn,
+                    **extra})
+    return out

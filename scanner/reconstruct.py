@@ -1,0 +1,656 @@
+"""From detected rank corners to a Canasta table: physical cards, meld stacks, teams.
+
+Corners are printed indices, not cards. This module works out which corners belong to
+one physical card (the two or four indices of a fully visible card; one index of each
+covered card in a column), which cards lie in one overlapping stack (column, row, fan),
+which side of the table each stack faces, and from that the melds, red threes and
+left-out cards (draw/discard pile, strays) of each team. Every card and meld carries a
+confidence, and `TableReading.review` lists, most urgent first, what a person should
+check before scoring. Pure geometry over numpy arrays: no pixels, no I/O.
+
+Conventions: a corner's `angle` is the direction the printed index's own top points
+(0 = up in the photo, 90 = right, 180 = down). An index printed upside down in a card's
+bottom-right corner is, seen on its own, exactly a top-left index of the card turned
+around, so both predict the same card centre; that symmetry is what pairs them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scanner.classes import INDEX_CLASSES, WILD_CLASSES
+from scanner.corners import Corners
+
+# Pack limits of the four-player game (two decks and four jokers).
+PACK_LIMITS: dict[str, int] = {**{r: 8 for r in INDEX_CLASSES}, "JK": 4, "3R": 4, "3B": 4}
+
+ROLE_MELD = "meld"
+ROLE_RED_THREE = "red_three"
+ROLE_SQUARED = "squared_top"
+ROLE_UNMELDED = "unmelded"   # on a team's side but not part of a legal meld (lone card, pair)
+ROLE_LEFT_OUT = "left_out"   # neither team's: discard pile, stray card
+
+
+@dataclass(frozen=True)
+class CardGeometry:
+    """Printed card proportions, relative to the index box, that turn one index into a card.
+
+    `card_height` is the card's height in index heights; `aspect` its width / height;
+    `index_x`, `index_y` where the index centre sits from the card's top-left corner, as
+    fractions of card width and height. Defaults fit common decks; `read_table` refines
+    the card size per photo from the fully visible cards it finds.
+    """
+
+    card_height: float = 5.2
+    aspect: float = 0.70
+    index_x: float = 0.10
+    index_y: float = 0.12
+    pair_tolerance: float = 0.16      # centre disagreement allowed, in card heights
+    angle_tolerance: float = 28.0     # degrees between the two indices of one card
+    low_confidence: float = 0.6       # cards below this go to the review list
+
+
+@dataclass
+class CardReading:
+    """One physical card: rank, the corners that show it, where it lies and whose it is."""
+
+    rank: str
+    corner_ids: list[int]
+    center: tuple[float, float]
+    angle: float
+    confidence: float
+    fully_visible: bool
+    stack: int = -1
+    team: int | None = None
+    meld: int | None = None
+    role: str = ROLE_LEFT_OUT
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_wild(self) -> bool:
+        """A two or a joker."""
+        return self.rank in WILD_CLASSES
+
+    def to_json(self) -> dict:
+        """The contract's `cards` item plus the optional `role` and `angle`."""
+        return {"card": self.rank, "team": self.team, "meld": self.meld,
+                "corners": list(self.corner_ids), "confidence": round(self.confidence, 4),
+                "role": self.role, "angle": round(self.angle % 360, 1)}
+
+
+@dataclass
+class MeldReading:
+    """One team's meld as read: rank, natural count, wild cards, and how sure we are."""
+
+    team: int
+    rank: str
+    card_ids: list[int]
+    naturals: int
+    wilds: list[str]
+    squared: bool = False
+    confidence: float = 1.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Number of cards, counted or guessed."""
+        return self.naturals + len(self.wilds)
+
+    def layout_json(self) -> list[str] | dict:
+        """The contract's meld form: a card list, or rank/naturals/wilds for a squared canasta."""
+        if self.squared:
+            return {"rank": self.rank, "naturals": self.naturals, "wilds": list(self.wilds)}
+        return [self.rank] * self.naturals + sorted(self.wilds, key=_wild_order)
+
+    def to_json(self) -> dict:
+        """Meld details for the scan output (optional contract field)."""
+        return {"team": self.team, "rank": self.rank, "naturals": self.naturals,
+                "wilds": list(self.wilds), "squared": self.squared, "cards": self.card_ids,
+                "confidence": round(self.confidence, 4), "problems": list(self.problems)}
+
+
+@dataclass
+class TableReading:
+    """Everything read from one photo's corners: cards, melds per team, red threes, review."""
+
+    cards: list[CardReading]
+    melds: list[MeldReading]
+    red_threes: list[int]
+    review: list[dict]
+    card_size: tuple[float, float]
+
+    def team_melds(self, team: int) -> list[MeldReading]:
+        """Melds of one team, in layout order."""
+        return [m for m in self.melds if m.team == team]
+
+    def layout_json(self) -> dict:
+        """The contract's `layout` (score input shape; went-out, concealed and hand left to the player)."""
+        return {"teams": [{"melds": [m.layout_json() for m in self.team_melds(t)],
+                           "red_threes": self.red_threes[t]} for t in (0, 1)]}
+
+    def cards_json(self) -> list[dict]:
+        """The contract's `cards` list."""
+        return [c.to_json() for c in self.cards]
+
+    def melds_json(self) -> list[dict]:
+        """Per-meld details with confidences (optional contract field)."""
+        return [m.to_json() for m in self.melds]
+
+
+def _wild_order(token: str) -> int:
+    return 0 if token == "2" else 1
+
+
+# ---------------------------------------------------------------------------------------
+# geometry helpers
+
+
+def _unit_vectors(angle_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Up and right unit vectors (image coords, y down) of a thing whose top points at `angle`."""
+    a = np.radians(angle_deg)
+    up = np.stack([np.sin(a), -np.cos(a)], axis=-1)
+    right = np.stack([np.cos(a), np.sin(a)], axis=-1)
+    return up, right
+
+
+def _angle_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Absolute circular difference in degrees, 0..180."""
+    d = np.abs((np.asarray(a) - np.asarray(b) + 180.0) % 360.0 - 180.0)
+    return d
+
+
+def _circular_mean(angles: np.ndarray, weights: np.ndarray | None = None) -> float:
+    a = np.radians(np.asarray(angles, dtype=float))
+    w = np.ones_like(a) if weights is None else np.asarray(weights, dtype=float)
+    return float(np.degrees(np.arctan2((w * np.sin(a)).sum(), (w * np.cos(a)).sum())) % 360)
+
+
+def _index_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
+    """Each index's own height (along its up axis), undoing the axis-aligned box's rotation."""
+    w = corners.boxes[:, 2] - corners.boxes[:, 0]
+    h = corners.boxes[:, 3] - corners.boxes[:, 1]
+    a = np.radians(angles)
+    c, s = np.abs(np.cos(a)), np.abs(np.sin(a))
+    det = c * c - s * s
+    # box = [[c, s], [s, c]] @ (iw, ih): solvable away from 45 degrees.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ih = (c * h - s * w) / det
+    fallback = np.sqrt(np.maximum(w * h, 1e-6)) * 1.15
+    ok = (np.abs(det) > 0.5) & (ih > 0)
+    own = np.where(ok, ih, fallback)
+    # Perspective changes the size slowly across the photo: smooth over neighbours.
+    if len(own) > 3:
+        centres = corners.centers
+        d = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
+        k = min(7, len(own))
+        nearest = np.argsort(d, axis=1)[:, :k]
+        own = np.median(own[nearest], axis=1)
+    return own
+
+
+def _fill_angles(corners: Corners) -> tuple[np.ndarray, np.ndarray]:
+    """Angles with unknown (NaN) ones taken from the nearest known corner (or upright)."""
+    angles = corners.angle.astype(float).copy()
+    known = ~np.isnan(angles)
+    if known.all():
+        return angles, known
+    if not known.any():
+        return np.zeros_like(angles), known
+    centres = corners.centers
+    for i in np.flatnonzero(~known):
+        d = np.linalg.norm(centres[known] - centres[i], axis=1)
+        angles[i] = np.round(angles[known][np.argmin(d)] / 90.0) * 90.0
+    return angles, known
+
+
+# ---------------------------------------------------------------------------------------
+# corners -> physical cards
+
+
+def _card_centres(centres: np.ndarray, angles: np.ndarray, card_h: np.ndarray,
+                  geo: CardGeometry) -> tuple[np.ndarray, np.ndarray]:
+    """Card centre if each index is a left-type index (top-left / bottom-right) or right-type."""
+    up, right = _unit_vectors(angles)
+    card_w = card_h * geo.aspect
+    across = (card_w * (0.5 - geo.index_x))[:, None]
+    down = (card_h * (0.5 - geo.index_y))[:, None]
+    left_type = centres + right * across - up * down
+    right_type = centres - right * across - up * down
+    return left_type, right_type
+
+
+def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
+                  geo: CardGeometry) -> tuple[list[list[int]], np.ndarray]:
+    """Group corners into physical cards; returns groups and each corner's type (0 left, 1 right)."""
+    n = len(corners)
+    centres = corners.centers.astype(float)
+    left_c, right_c = _card_centres(centres, angles, card_h, geo)
+    cand = np.stack([left_c, right_c], axis=1)  # (n, 2 types, 2)
+    scale = np.maximum(card_h[:, None], card_h[None, :])
+    adiff = _angle_diff(angles[:, None], angles[None, :])
+    opposite = np.abs(adiff - 180.0) < geo.angle_tolerance
+    same_dir = adiff < geo.angle_tolerance
+    same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
+    pairs: list[tuple[float, int, int, int, int]] = []
+    # Allowed (type_i, type_j): opposite indices are TL+BR or TR+BL (same type) or TL+BL;
+    # side-by-side indices (four-index decks) are TL+TR (different type).
+    for ti in (0, 1):
+        for tj in (0, 1):
+            dist = np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
+            allowed = opposite if ti == tj else (opposite | same_dir)
+            if ti != tj:
+                # a right-type index sits on the card's other side: not for left-type-only decks
+                dist = dist * 1.25
+            ok = allowed & (dist < geo.pair_tolerance)
+            # A corner whose rank disagrees may still be the same card if it fits tightly.
+            ok &= same_rank | (dist < geo.pair_tolerance * 0.4)
+            ii, jj = np.nonzero(np.triu(ok, 1))
+            pairs.extend((float(dist[i, j]), int(i), int(j), ti, tj) for i, j in zip(ii, jj, strict=True))
+    pairs.sort()
+    group_of = list(range(n))
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    kind = np.full(n, -1)
+    for _dist, i, j, ti, tj in pairs:
+        gi, gj = group_of[i], group_of[j]
+        if gi == gj:
+            continue
+        if (kind[i] >= 0 and kind[i] != ti) or (kind[j] >= 0 and kind[j] != tj):
+            continue
+        merged = members[gi] + members[gj]
+        if len(merged) > 4:
+            continue
+        types = kind.copy()
+        types[i], types[j] = ti, tj
+        # every member must agree on where the card is
+        pts = []
+        for m in merged:
+            pts.append(cand[m, max(types[m], 0)])
+        pts = np.array(pts)
+        spread = np.linalg.norm(pts - pts.mean(axis=0), axis=1).max() / card_h[i]
+        if spread > geo.pair_tolerance:
+            continue
+        # no two corners of one card in the same printed position
+        if not _slots_consistent(merged, types, angles):
+            continue
+        kind[i], kind[j] = ti, tj
+        for m in members[gj]:
+            group_of[m] = gi
+        members[gi] = merged
+        del members[gj]
+    kind[kind < 0] = 0
+    groups = sorted(members.values(), key=min)
+    return groups, kind
+
+
+def _slots_consistent(group: list[int], types: np.ndarray, angles: np.ndarray) -> bool:
+    """Each of a card's (up to four) printed positions holds at most one corner."""
+    ref = angles[group[0]]
+    seen = set()
+    for m in group:
+        flipped = _angle_diff(angles[m], ref) > 90
+        slot = (max(int(types[m]), 0), bool(flipped))
+        if slot in seen:
+            return False
+        seen.add(slot)
+    return True
+
+
+def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: CardGeometry,
+                 groups: list[list[int]], kind: np.ndarray,
+                 angle_known: np.ndarray) -> list[CardReading]:
+    left_c, right_c = _card_centres(corners.centers.astype(float), angles, card_h, geo)
+    ranks = corners.ranks
+    cards = []
+    for group in groups:
+        ref = angles[group[0]]
+        centre = np.mean([(right_c if kind[m] else left_c)[m] for m in group], axis=0)
+        # card angle: flipped indices (bottom corners) point the other way
+        card_angles = [angles[m] if _angle_diff(angles[m], ref) <= 90 else angles[m] + 180
+                       for m in group]
+        card_angle = _circular_mean(np.array(card_angles), corners.confidence[group])
+        votes: dict[str, float] = defaultdict(float)
+        for m in group:
+            votes[ranks[m]] += float(corners.rank_confidence[m])
+        rank = max(votes, key=votes.get)
+        agree = [m for m in group if ranks[m] == rank]
+        conf = 1.0 - float(np.prod(1.0 - corners.confidence[agree] * 0.999))
+        notes = []
+        if len(votes) > 1:
+            conf *= votes[rank] / sum(votes.values())
+            notes.append("its corners read different ranks: " + ", ".join(sorted(votes)))
+        if not angle_known[group].any():
+            conf *= 0.8
+            notes.append("orientation unknown")
+        flips = {_angle_diff(angles[m], ref) > 90 for m in group}
+        cards.append(CardReading(rank=rank, corner_ids=sorted(group),
+                                 center=(float(centre[0]), float(centre[1])),
+                                 angle=card_angle, confidence=conf,
+                                 fully_visible=len(flips) == 2, notes=notes))
+    return cards
+
+
+def _calibrate_card_height(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
+                           geo: CardGeometry) -> float:
+    """Card height in index heights, measured from this photo's fully visible cards.
+
+    The two opposite indices of a card are `card_h * (1 - 2 * index_y)` apart along the
+    card's up axis, so same-rank corners facing opposite ways, side by side across the
+    card, give the card size directly; fall back to the prior when there are none.
+    """
+    centres = corners.centers.astype(float)
+    ratios = []
+    for i in range(len(corners)):
+        for j in range(i + 1, len(corners)):
+            if corners.class_ids[i] != corners.class_ids[j]:
+                continue
+            if abs(_angle_diff(angles[i], angles[j]) - 180) > 12:
+                continue
+            up, right = _unit_vectors(np.array([angles[i]]))
+            v = centres[j] - centres[i]
+            along = float(-(v @ up[0]))   # how far "down" the card j lies from i
+            across = float(v @ right[0])
+            h = (index_h[i] + index_h[j]) / 2
+            ch = along / (1 - 2 * geo.index_y) / h
+            cw = across / (1 - 2 * geo.index_x) / h
+            if 0.6 * geo.card_height < ch < 1.6 * geo.card_height and \
+                    abs(cw / max(ch, 1e-6) - geo.aspect) < 0.15:
+                ratios.append(ch)
+    if len(ratios) >= 2:
+        return float(np.median(ratios))
+    return geo.card_height
+
+
+# ---------------------------------------------------------------------------------------
+# cards -> stacks
+
+
+def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list[int]]:
+    """Connected groups of cards whose (slightly shrunk) outlines overlap."""
+    n = len(cards)
+    if n == 0:
+        return []
+    centres = np.array([c.center for c in cards])
+    up, right = _unit_vectors(np.array([c.angle for c in cards]))
+    hh = card_h * 0.5 * 0.9
+    hw = card_h * aspect * 0.5 * 0.85
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    d = centres[:, None] - centres[None]
+    close = np.linalg.norm(d, axis=-1) < 2 * np.hypot(hh, hw)
+    ii, jj = np.nonzero(np.triu(close, 1))
+    if len(ii):
+        delta = centres[jj] - centres[ii]
+        axes = np.stack([up[ii], right[ii], up[jj], right[jj]], axis=1)  # (p, 4, 2)
+        proj = np.abs(np.einsum("pad,pd->pa", axes, delta))
+        rad_i = hh * np.abs(np.einsum("pad,pd->pa", axes, up[ii])) + \
+            hw * np.abs(np.einsum("pad,pd->pa", axes, right[ii]))
+        rad_j = hh * np.abs(np.einsum("pad,pd->pa", axes, up[jj])) + \
+            hw * np.abs(np.einsum("pad,pd->pa", axes, right[jj]))
+        overlap = (proj < rad_i + rad_j).all(axis=1)
+        for i, j in zip(ii[overlap], jj[overlap], strict=True):
+            parent[find(int(i))] = find(int(j))
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in range(n):
+        groups[find(i)].append(i)
+    return sorted(groups.values(), key=min)
+
+
+# ---------------------------------------------------------------------------------------
+# stacks -> teams
+
+
+def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
+                  image_size: tuple[int, int]) -> tuple[list[int | None], list[float], float]:
+    """Team per stack (0 faces the bottom edge, 1 across, None for neither) and a confidence.
+
+    Orientation decides first: the table's axis is the dominant card direction modulo
+    180 degrees; of its two directions, the one nearer upright is team 0's. Stacks turned
+    sideways to that axis (discard piles, strays) go by position only if clearly on one
+    side. Returns per-stack team, per-stack confidence and team 0's up angle.
+    """
+    if not stacks:
+        return [], [], 0.0
+    stack_angle = []
+    stack_weight = []
+    for s in stacks:
+        angs = np.array([cards[i].angle for i in s])
+        w = np.array([cards[i].confidence for i in s])
+        stack_angle.append(_circular_mean(angs, w))
+        # agreement of the stack's cards: 1 for a column, lower for a messy pile
+        a = np.radians(angs)
+        agree = float(np.hypot((w * np.cos(a)).sum(), (w * np.sin(a)).sum()) / max(w.sum(), 1e-6))
+        stack_weight.append(len(s) * agree)
+    stack_angle = np.array(stack_angle)
+    stack_weight = np.array(stack_weight)
+    # axis from doubled angles: both teams vote for the same axis
+    axis = _circular_mean(2 * stack_angle, stack_weight) / 2.0
+    cand = np.array([axis % 360, (axis + 180) % 360])
+    up0 = float(cand[np.argmin(_angle_diff(cand, 0.0))])
+    if abs(_angle_diff(up0, 0.0) - 90) < 1e-3:
+        up0 = 90.0  # exactly sideways photo: decided below by position
+    u0, _ = _unit_vectors(np.array([up0]))
+    u0 = u0[0]
+    centres = np.array([np.mean([cards[i].center for i in s], axis=0) for s in stacks])
+    along = centres @ u0  # larger = further in team 0's "up" direction (towards team 1)
+    diff0 = _angle_diff(stack_angle, up0)
+    facing0 = diff0 < 50
+    facing1 = diff0 > 130
+    # table middle: between the two teams' oriented stacks, else the photo centre
+    w, h = image_size
+    mid = float(np.array([w / 2, h / 2]) @ u0)
+    if facing0.any() and facing1.any():
+        lo = np.average(along[facing0], weights=stack_weight[facing0])
+        hi = np.average(along[facing1], weights=stack_weight[facing1])
+        if hi > lo:
+            mid = (lo + hi) / 2
+    teams: list[int | None] = []
+    confs: list[float] = []
+    spread = max(float(np.ptp(along)) if len(along) > 1 else 1.0, 1.0)
+    for k in range(len(stacks)):
+        side = 0 if along[k] < mid else 1  # position: team 0 below the middle
+        pos_conf = min(1.0, abs(along[k] - mid) / (0.25 * spread))
+        if facing0[k] or facing1[k]:
+            by_angle = 0 if facing0[k] else 1
+            conf = 1.0 if by_angle == side else 0.7
+            teams.append(by_angle)
+        else:
+            teams.append(side if pos_conf > 0.5 else None)
+            conf = 0.5 * pos_conf
+        confs.append(conf)
+    return teams, confs, up0
+
+
+# ---------------------------------------------------------------------------------------
+# teams -> melds
+
+
+def read_table(corners: Corners, image_size: tuple[int, int],
+               geometry: CardGeometry | None = None) -> TableReading:
+    """Read physical cards, melds per team, red threes and a review list from corners.
+
+    `image_size` is (width, height) of the photo the corners are in.
+    """
+    geo = geometry or CardGeometry()
+    if len(corners) == 0:
+        return TableReading([], [], [0, 0], [], (0.0, 0.0))
+    angles, angle_known = _fill_angles(corners)
+    index_h = _index_heights(corners, angles)
+    ratio = _calibrate_card_height(corners, angles, index_h, geo)
+    card_h = index_h * ratio
+    groups, kind = _pair_corners(corners, angles, card_h, geo)
+    cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
+    typical_h = float(np.median(card_h))
+    stacks = _stacks(cards, typical_h, geo.aspect)
+    stack_team, stack_conf, _ = _assign_teams(cards, stacks, image_size)
+    for k, s in enumerate(stacks):
+        for i in s:
+            cards[i].stack = k
+            cards[i].team = stack_team[k]
+            if stack_conf[k] < 1.0:
+                cards[i].confidence *= 0.6 + 0.4 * stack_conf[k]
+    review: list[dict] = []
+    melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
+    _check_pack(cards, review)
+    for idx, card in enumerate(cards):
+        if card.confidence < geo.low_confidence:
+            review.append(_item("low_confidence_card", card.confidence,
+                                f"card {idx} ({card.rank}) read with confidence "
+                                f"{card.confidence:.2f}", cards=[idx], team=card.team))
+        for note in card.notes:
+            review.append(_item("card_note", card.confidence, f"card {idx}: {note}",
+                                cards=[idx], team=card.team))
+    review.sort(key=lambda r: (r["priority"], r["kind"]))
+    return TableReading(cards, melds, red_threes, review,
+                        (typical_h * geo.aspect, typical_h))
+
+
+def _item(kind: str, priority: float, message: str, **extra) -> dict:
+    out = {"kind": kind, "priority": round(float(priority), 4), "message": message}
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out
+
+
+def _form_melds(cards: list[CardReading], stacks: list[list[int]],
+                stack_team: list[int | None], card_h: float,
+                review: list[dict]) -> tuple[list[MeldReading], list[int]]:
+    red_threes = [0, 0]
+    # Naturals by (team, rank): a team has one meld per rank.
+    naturals: dict[tuple[int, str], list[int]] = defaultdict(list)
+    wilds: list[int] = []
+    black_threes: dict[int, list[int]] = defaultdict(list)
+    for idx, card in enumerate(cards):
+        if card.team is None:
+            card.role = ROLE_LEFT_OUT
+            continue
+        if card.rank == "3R":
+            card.role = ROLE_RED_THREE
+            red_threes[card.team] += 1
+        elif card.rank == "3B":
+            black_threes[card.stack].append(idx)
+        elif card.is_wild:
+            wilds.append(idx)
+        else:
+            naturals[(card.team, card.rank)].append(idx)
+    # Left out: anything neither team owns (piles, strays), reported once per stack.
+    for k, s in enumerate(stacks):
+        if stack_team[k] is None:
+            labels = " ".join(cards[i].rank for i in s)
+            review.append(_item("left_out", 0.9, f"left out (pile or stray, not facing "
+                                f"either team): {labels}", cards=list(s)))
+
+    # Wilds join the natural group of the stack they sit in (nearest natural of that stack).
+    wild_home: dict[int, tuple[int, str]] = {}
+    for w in wilds:
+        card = cards[w]
+        mates = [i for i in stacks[card.stack] if not cards[i].is_wild
+                 and cards[i].rank not in ("3R", "3B") and cards[i].team == card.team]
+        if not mates:
+            near = [i for key, ids in naturals.items() if key[0] == card.team for i in ids]
+            dists = [np.hypot(*np.subtract(cards[i].center, card.center)) for i in near]
+            if near and min(dists) < 1.2 * card_h:
+                mates = [near[int(np.argmin(dists))]]
+                card.notes.append("wild card not overlapping any meld; put with the nearest")
+        if mates:
+            nearest = min(mates, key=lambda i: np.hypot(*np.subtract(cards[i].center,
+                                                                     card.center)))
+            wild_home[w] = (card.team, cards[nearest].rank)
+        else:
+            card.role = ROLE_UNMELDED
+            review.append(_item("lone_wild", 0.3, f"wild card {card.rank} (card {w}) is not "
+                                "in any meld", cards=[w], team=card.team))
+
+    melds: list[MeldReading] = []
+    for (team, rank), ids in sorted(naturals.items(), key=lambda kv: (kv[0][0], min(kv[1]))):
+        wild_ids = [w for w, home in wild_home.items() if home == (team, rank)]
+        member_ids = sorted(ids + wild_ids)
+        meld = MeldReading(team=team, rank=rank, card_ids=member_ids, naturals=len(ids),
+                           wilds=[cards[w].rank for w in sorted(wild_ids)])
+        meld_stacks = {cards[i].stack for i in member_ids}
+        alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1
+        if alone:
+            # One visible card lying alone: a squared-up canasta seen from above.
+            meld.squared = True
+            meld.naturals = 7
+            meld.confidence = 0.35 * cards[member_ids[0]].confidence
+            meld.problems.append("squared-up canasta: count it (guessed 7 naturals)")
+            cards[member_ids[0]].role = ROLE_SQUARED
+        elif meld.size < 3:
+            for i in member_ids:
+                cards[i].role = ROLE_UNMELDED
+            review.append(_item("not_a_meld", 0.2, f"team {team}: {meld.size} card(s) of "
+                                f"{rank} are not a meld (a meld needs 3)", cards=member_ids,
+                                team=team))
+            continue
+        else:
+            meld.confidence = float(np.prod([cards[i].confidence for i in member_ids]) ** (
+                1.0 / max(len(member_ids), 1)) * min(cards[i].confidence for i in member_ids)
+                ) ** 0.5
+            if len(meld_stacks) > 1:
+                meld.problems.append(f"cards of {rank} in {len(meld_stacks)} separate stacks "
+                                     "joined (one meld per rank)")
+                meld.confidence *= 0.9
+            if meld.naturals < 2:
+                meld.problems.append("fewer than 2 natural cards")
+            if len(meld.wilds) > 3:
+                meld.problems.append("more than 3 wild cards")
+            if meld.problems and any(not p.startswith("cards of") for p in meld.problems):
+                meld.confidence *= 0.5
+        meld_index = sum(1 for m in melds if m.team == team)
+        for i in member_ids:
+            cards[i].meld = meld_index
+            if cards[i].role != ROLE_SQUARED:
+                cards[i].role = ROLE_MELD
+        melds.append(meld)
+
+    # Black threes: a meld only as a group of 3 or 4 (going out), else left out.
+    for _stack, ids in sorted(black_threes.items()):
+        team = cards[ids[0]].team
+        if 3 <= len(ids) <= 4 and team is not None:
+            meld = MeldReading(team=team, rank="3B", card_ids=sorted(ids), naturals=len(ids),
+                               wilds=[], confidence=min(cards[i].confidence for i in ids))
+            meld_index = sum(1 for m in melds if m.team == team)
+            for i in ids:
+                cards[i].meld = meld_index
+                cards[i].role = ROLE_MELD
+            melds.append(meld)
+        else:
+            for i in ids:
+                cards[i].role = ROLE_UNMELDED
+            review.append(_item("black_three", 0.4, f"{len(ids)} black three(s) not in a "
+                                "group of 3-4: not a meld", cards=sorted(ids), team=team))
+    # Rule problems and squared canastas go to the review list.
+    for m in melds:
+        mi = [x for x in melds if x.team == m.team].index(m)
+        for p in m.problems:
+            review.append(_item("squared_canasta" if m.squared else "meld_rule",
+                                m.confidence, f"team {m.team} meld {mi} ({m.rank}): {p}",
+                                cards=m.card_ids, team=m.team, meld=mi))
+    for team in (0, 1):
+        if red_threes[team] > 4:
+            review.append(_item("pack_count", 0.1, f"team {team} has {red_threes[team]} red "
+                                "threes; the pack holds 4", team=team))
+    _sort_team_melds(melds)
+    return melds, red_threes
+
+
+def _sort_team_melds(melds: list[MeldReading]) -> None:
+    """Keep melds grouped by team (layout order); card `meld` indices were set in that order."""
+    melds.sort(key=lambda m: m.team)
+
+
+def _check_pack(cards: list[CardReading], review: list[dict]) -> None:
+    counts = Counter(c.rank for c in cards if c.role != ROLE_LEFT_OUT)
+    for rank, n in sorted(counts.items()):
+        if n > PACK_LIMITS.get(rank, 8):
+            ids = [i for i, c in enumerate(cards) if c.rank == rank and c.role != ROLE_LEFT_OUT]
+            review.append(_item("pack_count", 0.05, f"{n} cards of {rank} on the table; the "
+                                f"pack holds {PACK_LIMITS[rank]}", cards=ids))
