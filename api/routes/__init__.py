@@ -1,0 +1,1 @@
+"""HTTP routes, one module per resource: health, stateless scan/score, games, deals."""
