@@ -134,7 +134,8 @@ def _inside(point: np.ndarray, outline: np.ndarray) -> bool:
     signs = []
     for k in range(4):
         a, b = outline[k], outline[(k + 1) % 4]
-        signs.append(np.cross(b - a, point - a))
+        ab, ap = b - a, point - a
+        signs.append(ab[0] * ap[1] - ab[1] * ap[0])
     signs = np.array(signs)
     return bool((signs >= 0).all() or (signs <= 0).all())
 

@@ -409,13 +409,16 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 
 
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
-                  image_size: tuple[int, int]) -> tuple[list[int | None], list[float], float]:
+                  image_size: tuple[int, int],
+                  card_h: float) -> tuple[list[int | None], list[float], float]:
     """Team per stack (0 faces the bottom edge, 1 across, None for neither) and a confidence.
 
     Orientation decides first: the table's axis is the dominant card direction modulo
-    180 degrees; of its two directions, the one nearer upright is team 0's. Stacks turned
-    sideways to that axis (discard piles, strays) go by position only if clearly on one
-    side. Returns per-stack team, per-stack confidence and team 0's up angle.
+    180 degrees; of its two directions, the one nearer upright is team 0's. Position
+    comes second: meld-like stacks (three or more cards of one rank) mark where each
+    team's cards end, and what lies in the band between the teams (draw and discard
+    pile, strays) belongs to neither, whichever way it points. Returns per-stack team,
+    per-stack confidence and team 0's up angle.
     """
     if not stacks:
         return [], [], 0.0
@@ -432,41 +435,72 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
     stack_angle = np.array(stack_angle)
     stack_weight = np.array(stack_weight)
     # axis from doubled angles: both teams vote for the same axis
-    axis = _circular_mean(2 * stack_angle, stack_weight) / 2.0
+    axis = _circular_mean(2 * stack_angle, stack_weight ** 2) / 2.0
     cand = np.array([axis % 360, (axis + 180) % 360])
     up0 = float(cand[np.argmin(_angle_diff(cand, 0.0))])
-    if abs(_angle_diff(up0, 0.0) - 90) < 1e-3:
-        up0 = 90.0  # exactly sideways photo: decided below by position
     u0, _ = _unit_vectors(np.array([up0]))
     u0 = u0[0]
-    centres = np.array([np.mean([cards[i].center for i in s], axis=0) for s in stacks])
-    along = centres @ u0  # larger = further in team 0's "up" direction (towards team 1)
+    # position along team 0's up direction: larger = further from team 0, towards team 1
+    card_along = np.array([np.dot(c.center, u0) for c in cards])
+    along = np.array([card_along[s].mean() for s in stacks])
     diff0 = _angle_diff(stack_angle, up0)
-    facing0 = diff0 < 50
-    facing1 = diff0 > 130
-    # table middle: between the two teams' oriented stacks, else the photo centre
+    facing = np.where(diff0 < 50, 0, np.where(diff0 > 130, 1, -1))
+    if abs(_angle_diff(up0, 0.0) - 90) < 20 and (facing >= 0).any():
+        # photo taken from the table's side: neither team faces the bottom edge; call
+        # team 0 the one lower in the photo so the answer is at least stable
+        y0 = np.mean([cards[i].center[1] for k, s in enumerate(stacks) if facing[k] == 0
+                      for i in s] or [0.0])
+        y1 = np.mean([cards[i].center[1] for k, s in enumerate(stacks) if facing[k] == 1
+                      for i in s] or [0.0])
+        if (facing == 1).any() and (facing == 0).any() and y1 > y0:
+            up0 = (up0 + 180) % 360
+            u0 = -u0
+            card_along, along = -card_along, -along
+            facing = np.where(facing >= 0, 1 - facing, -1)
+    meld_like = np.array([_is_meld_like(cards, s) for s in stacks]) & (facing >= 0)
     w, h = image_size
     mid = float(np.array([w / 2, h / 2]) @ u0)
-    if facing0.any() and facing1.any():
-        lo = np.average(along[facing0], weights=stack_weight[facing0])
-        hi = np.average(along[facing1], weights=stack_weight[facing1])
-        if hi > lo:
-            mid = (lo + hi) / 2
+    band = 0.0
+    if (meld_like & (facing == 0)).any() and (meld_like & (facing == 1)).any():
+        p0 = max(card_along[s].max() for k, s in enumerate(stacks)
+                 if meld_like[k] and facing[k] == 0)
+        p1 = min(card_along[s].min() for k, s in enumerate(stacks)
+                 if meld_like[k] and facing[k] == 1)
+        if p1 > p0:
+            mid, band = (p0 + p1) / 2, (p1 - p0) / 2
     teams: list[int | None] = []
     confs: list[float] = []
-    spread = max(float(np.ptp(along)) if len(along) > 1 else 1.0, 1.0)
     for k in range(len(stacks)):
         side = 0 if along[k] < mid else 1  # position: team 0 below the middle
-        pos_conf = min(1.0, abs(along[k] - mid) / (0.25 * spread))
-        if facing0[k] or facing1[k]:
-            by_angle = 0 if facing0[k] else 1
-            conf = 1.0 if by_angle == side else 0.7
-            teams.append(by_angle)
+        offset = abs(along[k] - mid) / card_h  # distance from the middle, in card heights
+        central = not meld_like[k] and band > 1.0 * card_h and offset < 0.75
+        if central:
+            teams.append(None)
+            confs.append(0.5)
+        elif facing[k] >= 0:
+            teams.append(int(facing[k]))
+            confs.append(1.0 if facing[k] == side or offset < 0.5 else 0.7)
+        elif offset > 1.0 and not _is_pile_like(cards, stacks[k]):
+            teams.append(side)  # sideways but well inside one team's half
+            confs.append(0.5)
         else:
-            teams.append(side if pos_conf > 0.5 else None)
-            conf = 0.5 * pos_conf
-        confs.append(conf)
+            teams.append(None)
+            confs.append(0.5)
     return teams, confs, up0
+
+
+def _natural_ranks(cards: list[CardReading], stack: list[int]) -> set[str]:
+    return {cards[i].rank for i in stack if not cards[i].is_wild}
+
+
+def _is_meld_like(cards: list[CardReading], stack: list[int]) -> bool:
+    """Three or more cards whose naturals are all of one rank: a meld, not a pile."""
+    return len(stack) >= 3 and len(_natural_ranks(cards, stack)) == 1
+
+
+def _is_pile_like(cards: list[CardReading], stack: list[int]) -> bool:
+    """Several natural ranks in one heap: a discard pile rather than a meld."""
+    return len(_natural_ranks(cards, stack)) > 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -490,7 +524,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
     typical_h = float(np.median(card_h))
     stacks = _stacks(cards, typical_h, geo.aspect)
-    stack_team, stack_conf, _ = _assign_teams(cards, stacks, image_size)
+    stack_team, stack_conf, _ = _assign_teams(cards, stacks, image_size, typical_h)
     for k, s in enumerate(stacks):
         for i in s:
             cards[i].stack = k

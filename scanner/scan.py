@@ -1,0 +1,68 @@
+"""Photo to the contract's scan JSON: detect rank corners, then read the table from them.
+
+`scan_photo` decodes the photo (through `scanner.imageio`, at the size the detector
+wants), runs a `Detector` (the bundled ONNX model by default), maps the corners to photo
+pixels and hands them to `scanner.reconstruct.read_table`. The `ScanResult` it returns
+prints as `canasta-scan scan --json` (image, corners, cards, layout, plus the optional
+`melds` and `review`), and carries what `scanner.overlay.draw_overlay` needs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from scanner.corners import Corners
+from scanner.reconstruct import TableReading, read_table
+
+
+@dataclass
+class ScanResult:
+    """Corners and the table read from one photo, in photo pixels (EXIF orientation applied)."""
+
+    width: int
+    height: int
+    corners: Corners
+    table: TableReading
+    detect_ms: float = 0.0
+    layout_ms: float = 0.0
+
+    def to_json(self) -> dict:
+        """The contract's `scan --json` output (with the optional `melds` and `review`)."""
+        return {
+            "image": {"width": self.width, "height": self.height},
+            "corners": self.corners.to_json(),
+            "cards": self.table.cards_json(),
+            "layout": self.table.layout_json(),
+            "melds": self.table.melds_json(),
+            "review": self.table.review,
+        }
+
+
+def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> ScanResult:
+    """Read a photo (path, bytes, `Photo` or RGB array) into corners, cards and a layout.
+
+    Raises `scanner.imageio.ImageError` for input that is not a readable photo.
+    """
+    start = time.perf_counter()
+    if isinstance(src, np.ndarray):
+        if detector is None:
+            from scanner.detector import default_detector
+            detector = default_detector()
+        rgb = src
+        if rgb.ndim != 3 or rgb.shape[2] != 3:
+            raise ValueError(f"expected an (H,W,3) RGB image, got shape {rgb.shape}")
+        corners = detector.detect(rgb)
+        height, width = rgb.shape[:2]
+    else:
+        from scanner.detector import detect_corners
+        corners, photo = detect_corners(src, detector)
+        width, height = photo.size
+    detected = time.perf_counter()
+    table = read_table(corners, (width, height))
+    done = time.perf_counter()
+    return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
+                      layout_ms=(done - detected) * 1000)

@@ -1,0 +1,234 @@
+"""Layout reconstruction on small hand-placed tables: cards, stacks, melds, teams, review."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from datasets.groundtruth import (
+    CARD_H,
+    column,
+    corners_from_scene,
+    fan,
+    scene_from_placements,
+)
+from scanner.corners import Corners
+from scanner.reconstruct import read_table
+
+W, H = 4000, 3000
+
+
+def read(placements, four_indices=False, **degrade):
+    scene = scene_from_placements(placements, W, H, four_indices=four_indices)
+    corners = corners_from_scene(scene, np.random.default_rng(1), **degrade)
+    return corners, read_table(corners, (W, H))
+
+
+def team_melds(reading, team):
+    return reading.layout_json()["teams"][team]["melds"]
+
+
+def rotate_placements(placements, degrees):
+    """The same table photographed from another side: turn every card about the photo centre."""
+    a = np.radians(degrees)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    out = []
+    for p in placements:
+        x, y = rot @ (np.array([p["x"], p["y"]]) - [W / 2, H / 2]) + [W / 2, H / 2]
+        out.append({**p, "x": x, "y": y, "angle": p["angle"] + degrees})
+    return out
+
+
+def test_column_of_four_kings_is_one_meld_of_four_cards():
+    corners, reading = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
+    assert len(corners) == 5  # three covered top indices + both indices of the last card
+    assert [c.rank for c in reading.cards] == ["K"] * 4
+    assert sorted(len(c.corner_ids) for c in reading.cards) == [1, 1, 1, 2]
+    assert team_melds(reading, 0) == [["K", "K", "K", "K"]]
+    assert team_melds(reading, 1) == []
+    assert all(c.team == 0 and c.meld == 0 and c.role == "meld" for c in reading.cards)
+
+
+def test_four_index_deck_counts_each_card_once():
+    corners, reading = read(column(["QH", "QS", "2D", "QC", "QD"], 1500, 1800), four_indices=True)
+    assert len(corners) == 2 * 4 + 4  # covered cards show two top indices, the last shows four
+    assert len(reading.cards) == 5
+    assert team_melds(reading, 0) == [["Q", "Q", "Q", "Q", "2"]]
+
+
+def test_wilds_belong_to_the_stack_they_sit_in():
+    table = column(["9H", "9S", "JK", "9D"], 900, 1900) + column(["5H", "2S", "5D"], 1400, 1900)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["9", "9", "9", "JK"], ["5", "5", "2"]]
+
+
+def test_fan_and_row_are_stacks():
+    row = [{"card": c, "x": 2200 + k * 0.27 * 0.7 * CARD_H, "y": 2000, "angle": 1.0}
+           for k, c in enumerate(["7H", "7S", "7C", "2D"])]
+    table = fan(["AH", "AS", "AD", "AC", "JK"], 900, 1900, spread=9) + row
+    _, reading = read(table)
+    assert sorted(map(tuple, team_melds(reading, 0))) == sorted(
+        [("A", "A", "A", "A", "JK"), ("7", "7", "7", "2")])
+
+
+def test_team_one_faces_the_far_edge():
+    table = column(["KH", "KS", "KD"], 1000, 2000) + column(["8H", "8S", "8D", "8C"], 2500, 900,
+                                                                  angle=180)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    assert team_melds(reading, 1) == [["8", "8", "8", "8"]]
+
+
+@pytest.mark.parametrize("degrees", [180, 170, 15])
+def test_photo_from_the_other_side_swaps_or_keeps_teams(degrees):
+    table = column(["KH", "KS", "KD"], 1000, 2100) + column(["8H", "8S", "8D", "8C"], 2500, 700,
+                                                                  angle=180)
+    _, reading = read(rotate_placements(table, degrees))
+    if abs(degrees) > 90:
+        # the eights' team now faces the bottom edge: it is team 0 of this photo
+        assert team_melds(reading, 0) == [["8", "8", "8", "8"]]
+        assert team_melds(reading, 1) == [["K", "K", "K"]]
+    else:
+        assert team_melds(reading, 0) == [["K", "K", "K"]]
+        assert team_melds(reading, 1) == [["8", "8", "8", "8"]]
+
+
+def test_position_decides_when_orientation_is_unknown():
+    table = column(["KH", "KS", "KD"], 1000, 2300) + column(["8H", "8S", "8D"], 2500, 500,
+                                                                  angle=180)
+    corners, _ = read(table)
+    blind = Corners(corners.boxes, corners.class_ids, corners.confidence,
+                    np.full(len(corners), np.nan))
+    reading = read_table(blind, (W, H))
+    ranks = {t: [m[0] for m in reading.layout_json()["teams"][t]["melds"]] for t in (0, 1)}
+    assert "K" in ranks[0]
+    assert all(card.confidence < 1.0 for card in reading.cards)
+
+
+def test_one_meld_per_rank_joins_two_stacks_and_says_so():
+    table = column(["JH", "JS", "JD", "JC"], 900, 1900) + column(["JH", "JS", "2C"], 1500, 1900)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["J", "J", "J", "J", "J", "J", "2"]]
+    assert any(r["kind"] == "meld_rule" and "joined" in r["message"] for r in reading.review)
+
+
+def test_red_threes_are_a_count_not_a_meld():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [
+        {"card": "3H", "x": 2600, "y": 2200, "angle": 0},
+        {"card": "3D", "x": 2600 + 60, "y": 2200, "angle": 0},
+        {"card": "3H", "x": 1500, "y": 800, "angle": 180},
+    ]
+    _, reading = read(table)
+    layout = reading.layout_json()
+    assert layout["teams"][0] == {"melds": [["6", "6", "6"]], "red_threes": 2}
+    assert layout["teams"][1]["red_threes"] == 1
+    assert [c.role for c in reading.cards if c.rank == "3R"] == ["red_three"] * 3
+
+
+def test_black_threes_meld_only_as_a_group_of_three_or_four():
+    group = column(["3S", "3C", "3S"], 2000, 2000)
+    _, reading = read(column(["6H", "6S", "6D"], 1000, 2000) + group)
+    assert ["3B", "3B", "3B"] in team_melds(reading, 0)
+    lone = [{"card": "3C", "x": 2000, "y": 2000, "angle": 0}]
+    _, reading = read(column(["6H", "6S", "6D"], 1000, 2000) + lone)
+    assert team_melds(reading, 0) == [["6", "6", "6"]]
+    assert any(r["kind"] == "black_three" for r in reading.review)
+
+
+def test_squared_canasta_is_flagged_with_a_guess():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "QH", "x": 1600, "y": 2000,
+                                                         "angle": 1}]
+    _, reading = read(table)
+    melds = team_melds(reading, 0)
+    assert {"rank": "Q", "naturals": 7, "wilds": []} in melds
+    squared = [m for m in reading.melds if m.squared]
+    assert len(squared) == 1 and squared[0].confidence < 0.5
+    assert reading.review[0]["kind"] == "squared_canasta"
+
+
+def test_pair_is_not_a_meld_and_is_reported():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + column(["9H", "9S"], 1600, 2000)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["6", "6", "6"]]
+    nines = [c for c in reading.cards if c.rank == "9"]
+    assert all(c.role == "unmelded" and c.meld is None and c.team == 0 for c in nines)
+    assert any(r["kind"] == "not_a_meld" for r in reading.review)
+
+
+def test_more_cards_than_the_pack_holds_is_reported():
+    table = column(["KH"] * 9, 1000, 1500)
+    _, reading = read(table)
+    assert any(r["kind"] == "pack_count" and "K" in r["message"] for r in reading.review)
+
+
+def test_sideways_pile_between_the_teams_is_left_out():
+    table = (column(["KH", "KS", "KD"], 1000, 2200)
+             + column(["8H", "8S", "8D"], 2500, 500, angle=180)
+             + [{"card": "5H", "x": 2000, "y": 1500, "angle": 95},
+                {"card": "9C", "x": 2060, "y": 1560, "angle": 80}])
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    assert team_melds(reading, 1) == [["8", "8", "8"]]
+    left = [c for c in reading.cards if c.role == "left_out"]
+    assert {c.rank for c in left} == {"5", "9"}
+    assert all(c.team is None for c in left)
+    assert any(r["kind"] == "left_out" for r in reading.review)
+
+
+def test_upright_discard_pile_in_the_middle_is_left_out():
+    table = (column(["KH", "KS", "KD"], 1000, 2300)
+             + column(["8H", "8S", "8D"], 2500, 500, angle=180)
+             + [{"card": "5H", "x": 2000, "y": 1500, "angle": 5}])
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    assert [c.role for c in reading.cards if c.rank == "5"] == ["left_out"]
+
+
+def test_low_confidence_corner_goes_to_review():
+    corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
+    conf = corners.confidence.copy()
+    conf[1] = 0.3
+    reading = read_table(Corners(corners.boxes, corners.class_ids, conf, corners.angle), (W, H))
+    low = [r for r in reading.review if r["kind"] == "low_confidence_card"]
+    assert low and low[0]["cards"] == [1]
+    assert reading.melds[0].confidence < 0.9
+
+
+def test_every_card_and_meld_has_a_confidence_in_range():
+    table = column(["KH", "KS", "KD", "2C"], 1000, 1900) + column(["8H", "8S", "8D"], 2500, 900,
+                                                                        angle=180)
+    _, reading = read(table, noise=0.03)
+    values = [c.confidence for c in reading.cards] + [m.confidence for m in reading.melds]
+    assert values and all(0.0 <= v <= 1.0 for v in values)
+
+
+def test_noisy_corners_still_give_the_same_melds():
+    table = column(["KH", "KS", "KD", "2C", "KC"], 1000, 1900) + column(
+        ["8H", "8S", "8D", "JK"], 2500, 800, angle=180)
+    for seed in range(5):
+        scene = scene_from_placements(table, W, H)
+        corners = corners_from_scene(scene, np.random.default_rng(seed), noise=0.05)
+        layout = read_table(corners, (W, H)).layout_json()
+        assert layout["teams"][0]["melds"] == [["K", "K", "K", "K", "2"]]
+        assert layout["teams"][1]["melds"] == [["8", "8", "8", "JK"]]
+
+
+def test_no_corners_is_an_empty_table():
+    reading = read_table(Corners.empty(), (W, H))
+    assert reading.layout_json() == {"teams": [{"melds": [], "red_threes": 0},
+                                               {"melds": [], "red_threes": 0}]}
+    assert reading.cards == [] and reading.review == []
+
+
+def test_layout_is_scored_by_the_scoring_engine():
+    from scanner.scoring import score_layout_json
+
+    table = column(["KH", "KS", "KD", "KC", "KH", "KS", "KD"], 1000, 1600) + column(
+        ["8H", "8S", "8D"], 2500, 800, angle=180)
+    _, reading = read(table)
+    layout = reading.layout_json()
+    layout["teams"][0].update(went_out=True, hand=[])
+    layout["teams"][1].update(hand=[])
+    score = score_layout_json(layout)
+    assert score["teams"][0]["deal_score"] == 70 + 500 + 100
+    assert score["teams"][1]["deal_score"] == 30

@@ -1,0 +1,85 @@
+"""Photo to contract JSON and the overlay, with the ground-truth detector double."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from datasets.groundtruth import GroundTruthDetector, column, scene_from_placements
+from scanner.overlay import draw_overlay
+from scanner.scan import scan_photo
+
+W, H = 800, 600
+
+
+def small_table() -> dict:
+    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
+             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
+             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
+    return scene_from_placements(cards, W, H, card_h=120)
+
+
+def test_scan_json_has_the_contract_shape():
+    rgb = np.zeros((H, W, 3), np.uint8)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    data = json.loads(json.dumps(result.to_json()))  # plain JSON types only
+    assert data["image"] == {"width": W, "height": H}
+    assert {"card", "box", "confidence"} <= set(data["corners"][0])
+    assert all(len(c["box"]) == 4 for c in data["corners"])
+    assert {"card", "team", "meld", "corners", "confidence"} <= set(data["cards"][0])
+    used = sorted(k for card in data["cards"] for k in card["corners"])
+    assert used == list(range(len(data["corners"])))  # every corner in exactly one card
+    assert data["layout"] == {"teams": [{"melds": [["K", "K", "K", "2"]], "red_threes": 1},
+                                        {"melds": [["8", "8", "8"]], "red_threes": 0}]}
+    assert isinstance(data["review"], list)
+    assert all(0 <= m["confidence"] <= 1 for m in data["melds"])
+    assert result.layout_ms >= 0
+
+
+def test_scan_reads_a_photo_file(tmp_path):
+    pytest.importorskip("scanner.imageio")
+    from PIL import Image
+
+    path = tmp_path / "table.jpg"
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(path)
+    path.with_suffix(".json").write_text(json.dumps(small_table()))
+    detector = GroundTruthDetector()
+
+    class FromFile:
+        decode_long_side = None
+
+        def detect(self, rgb):
+            return detector.detect_path(path)
+
+    result = scan_photo(path, detector=FromFile())
+    assert result.to_json()["image"] == {"width": W, "height": H}
+    assert result.to_json()["layout"]["teams"][1]["melds"] == [["8", "8", "8"]]
+
+
+def test_scan_rejects_a_non_image_file(tmp_path):
+    imageio = pytest.importorskip("scanner.imageio")
+    bad = tmp_path / "notes.jpg"
+    bad.write_bytes(b"this is not a photo")
+    with pytest.raises(imageio.ImageError):
+        scan_photo(bad, detector=GroundTruthDetector(small_table()))
+
+
+def test_overlay_draws_team_colours_at_any_resolution():
+    rgb = np.zeros((H, W, 3), np.uint8)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    out = draw_overlay(rgb, result)
+    assert out.shape == rgb.shape and out.dtype == np.uint8
+    assert not out.any(axis=2)[0:5, 0:5].any()  # the corner of the photo is untouched
+    blue = (out[..., 2] > 200) & (out[..., 0] < 80)
+    orange = (out[..., 0] > 200) & (out[..., 1] > 100) & (out[..., 2] < 50)
+    assert blue[H // 2:].sum() > 100  # team 0's meld outlined in blue in the lower half
+    assert orange[: H // 2].sum() > 100  # team 1's in orange in the upper half
+    assert not rgb.any()  # the input is not drawn on
+    half = draw_overlay(np.zeros((H // 2, W // 2, 3), np.uint8), result)
+    assert half.shape == (H // 2, W // 2, 3) and half.any()
+    from PIL import Image
+
+    Image.fromarray(out).save(io.BytesIO(), format="JPEG")
