@@ -1,0 +1,266 @@
+"""Train the one-class index detector from scratch, offline, and export it to ONNX.
+
+`python -m datasets.train [--resume]` (training venv only: /work/main/.venv-train) cuts
+the rendered training scenes (scene_XXXXXX.json + image, see docs/ARCHITECTURE.md) into
+small tiles at the scale the run-time detector sees a photo (about 1,600 px on the long
+side, jittered), labels every readable rank index as one class "index", trains
+ultralytics yolo26n from `yolo26n.yaml` (no pretrained weights) on those tiles, and
+exports the best checkpoint to `models/detector.onnx`. Rank and orientation are read by
+the second-stage classifier (`datasets/train_classifier.py`). Everything is offline: the
+environment below keeps ultralytics from probing the network, installing packages or
+downloading its font. Checkpoints go to runs/detector/ after every epoch; `--resume`
+continues an interrupted run from runs/detector/weights/last.pt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+RUNS = ROOT / "runs"
+MODELS = ROOT / "models"
+CONFIG_DIR = BUILD / "ultralytics-config"
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+MIN_VISIBLE = 0.6  # an index less visible than this is not labelled (a reader could not read it)
+DETECT_LONG_SIDE = 1600  # run-time pass size (scanner/detector.py); tiles are cut at this scale
+
+
+def setup_offline() -> None:
+    """Environment and files that keep ultralytics fully offline. Call before importing it."""
+    os.environ["YOLO_OFFLINE"] = "1"  # no DNS probes / hub calls at import
+    os.environ["YOLO_AUTOINSTALL"] = "0"  # never pip-install missing requirements
+    os.environ["YOLO_CONFIG_DIR"] = str(CONFIG_DIR)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("MPLCONFIGDIR", str(BUILD / "mplconfig"))
+    user_dir = CONFIG_DIR / "Ultralytics"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    # check_font("Arial.ttf") downloads the font unless it finds it here, even with plots off.
+    for name in ("Arial.ttf", "Arial.Unicode.ttf"):
+        if not (user_dir / name).exists():
+            shutil.copyfile(FONT, user_dir / name)
+    from ultralytics.utils import SETTINGS
+
+    SETTINGS.update({"sync": False, "clearml": False, "comet": False, "dvc": False,
+                     "mlflow": False, "raytune": False, "tensorboard": False,
+                     "wandb": False, "runs_dir": str(RUNS), "weights_dir": str(BUILD / "weights"),
+                     "datasets_dir": str(BUILD)})
+
+
+# ----------------------------------------------------------------------------------------
+# Tiles
+
+
+def scene_files(scene_dir: Path) -> list[Path]:
+    """Scene JSON files under `scene_dir` (recursively), sorted."""
+    return sorted(scene_dir.rglob("scene_*.json"))
+
+
+def index_boxes(scene: dict, min_visible: float = MIN_VISIBLE) -> list[dict]:
+    """Readable indices of a scene: dicts with box, angle, card, rank."""
+    out = []
+    for card in scene["cards"]:
+        if not card.get("face_up", True):
+            continue
+        for ind in card.get("indices", []):
+            if ind.get("visible", 1.0) >= min_visible:
+                out.append({"box": ind["box"], "angle": ind.get("angle", card.get("angle", 0.0)),
+                            "card": card.get("card"), "rank": card.get("rank")})
+    return out
+
+
+def _tile_scene(args: tuple) -> list[tuple[str, int]]:
+    """Cut tiles of one scene into out_dir; returns (split, n_labels) per tile written."""
+    import cv2
+    import numpy as np
+
+    json_path, out_dir, split, tile, tiles_per_scene, seed = args
+    scene = json.loads(Path(json_path).read_text())
+    img_path = Path(json_path).with_name(scene["image"]["file"])
+    rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
+    if rgb is None:
+        return []
+    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
+    h, w = rgb.shape[:2]
+    boxes = np.array([b["box"] for b in index_boxes(scene)], dtype=np.float32).reshape(-1, 4)
+    # Boxes a reader could partly see are neither positive nor safe negatives; tiles that
+    # cut through them are still fine, YOLO just sees them as background (rare).
+    written = []
+    stem = Path(json_path).stem
+    for t in range(tiles_per_scene):
+        # Jitter the detection scale so the net sees indices a bit smaller and larger.
+        long_side = DETECT_LONG_SIDE * float(rng.uniform(0.75, 1.25))
+        s = min(1.0, long_side / max(h, w))
+        sw, sh = round(w * s), round(h * s)
+        if sw < tile or sh < tile:
+            s = tile / min(w, h)
+            sw, sh = round(w * s), round(h * s)
+        sb = boxes * s
+        # Most tiles centre on a random index (so tiles are not mostly empty table); some
+        # are anywhere, which teaches the net what background looks like.
+        if len(sb) and rng.random() < 0.8:
+            c = sb[rng.integers(len(sb))]
+            cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
+            cy = (c[1] + c[3]) / 2 + rng.uniform(-0.4, 0.4) * tile
+            x0 = int(np.clip(cx - tile / 2, 0, sw - tile))
+            y0 = int(np.clip(cy - tile / 2, 0, sh - tile))
+        else:
+            x0 = int(rng.integers(0, sw - tile + 1))
+            y0 = int(rng.integers(0, sh - tile + 1))
+        # Resize only the region needed (INTER_AREA, like the runtime) to keep this cheap.
+        xa, ya = int(x0 / s), int(y0 / s)
+        xb, yb = min(w, int(np.ceil((x0 + tile) / s)) + 1), min(h, int(np.ceil((y0 + tile) / s)) + 1)
+        part = rgb[ya:yb, xa:xb]
+        part = cv2.resize(part, (round((xb - xa) * s), round((yb - ya) * s)),
+                          interpolation=cv2.INTER_AREA)
+        ox, oy = x0 - xa * s, y0 - ya * s
+        crop = part[int(round(oy)):int(round(oy)) + tile, int(round(ox)):int(round(ox)) + tile]
+        if crop.shape[0] != tile or crop.shape[1] != tile:
+            crop = cv2.copyMakeBorder(crop, 0, tile - crop.shape[0], 0, tile - crop.shape[1],
+                                      cv2.BORDER_CONSTANT, value=(114, 114, 114))
+        lines = []
+        for b in sb:
+            bx1, by1, bx2, by2 = b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0
+            area = max((bx2 - bx1) * (by2 - by1), 1e-6)
+            cx1, cy1 = max(bx1, 0), max(by1, 0)
+            cx2, cy2 = min(bx2, tile), min(by2, tile)
+            if cx2 <= cx1 or cy2 <= cy1:
+                continue
+            if (cx2 - cx1) * (cy2 - cy1) / area < 0.6:
+                continue  # mostly outside the tile: unreadable here
+            lines.append(f"0 {(cx1 + cx2) / 2 / tile:.6f} {(cy1 + cy2) / 2 / tile:.6f} "
+                         f"{(cx2 - cx1) / tile:.6f} {(cy2 - cy1) / tile:.6f}")
+        name = f"{stem}_{t}"
+        cv2.imwrite(str(Path(out_dir) / split / "images" / f"{name}.jpg"), crop,
+                    [cv2.IMWRITE_JPEG_QUALITY, 92])
+        (Path(out_dir) / split / "labels" / f"{name}.txt").write_text("\n".join(lines))
+        written.append((split, len(lines)))
+    return written
+
+
+def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
+                seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2) -> Path:
+    """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles."""
+    from multiprocessing import Pool
+
+    tasks = []
+    for split, d in scene_dirs.items():
+        (out_dir / split / "images").mkdir(parents=True, exist_ok=True)
+        (out_dir / split / "labels").mkdir(parents=True, exist_ok=True)
+        files = scene_files(d)
+        if max_scenes and max_scenes.get(split):
+            files = files[: max_scenes[split]]
+        tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed) for f in files]
+    t0 = time.time()
+    with Pool(jobs) as pool:
+        results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
+                   for r in chunk]
+    yaml = out_dir / "data.yaml"
+    yaml.write_text(f"path: {out_dir}\ntrain: train/images\nval: val/images\n"
+                    f"names:\n  0: index\n")
+    stats = {s: {"tiles": sum(1 for r in results if r[0] == s),
+                 "labels": sum(r[1] for r in results if r[0] == s)} for s in scene_dirs}
+    (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, **stats,
+                                                    "seconds": round(time.time() - t0)}))
+    print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
+    return yaml
+
+
+# ----------------------------------------------------------------------------------------
+# Training and export
+
+
+def export_detector(weights: Path, models_dir: Path = MODELS) -> Path:
+    """Export a checkpoint to models/detector.onnx (dynamic input size) and update the meta."""
+    from ultralytics import YOLO
+
+    model = YOLO(str(weights))
+    onnx_path = Path(model.export(format="onnx", dynamic=True, simplify=True, imgsz=640,
+                                  opset=17, device="cpu"))
+    models_dir.mkdir(exist_ok=True)
+    dest = models_dir / "detector.onnx"
+    shutil.copyfile(onnx_path, dest)
+    meta_path = models_dir / "detector.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta["detector"] = {"file": "detector.onnx", "stride": 32, "classes": ["index"],
+                        "arch": "yolo26n (from yolo26n.yaml, trained from scratch)",
+                        "weights": str(weights.relative_to(ROOT)) if weights.is_relative_to(ROOT)
+                        else str(weights)}
+    meta.setdefault("runtime", {"conf": 0.25, "iou": 0.5, "long_sides": [1600, 640],
+                                "min_side_ratio": 0.0})
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"exported {dest} ({dest.stat().st_size / 1e6:.1f} MB)", flush=True)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build tiles if needed, train (or resume), export."""
+    ap = argparse.ArgumentParser(prog="python -m datasets.train", description=__doc__.split("\n")[0])
+    ap.add_argument("--scenes", type=Path, default=BUILD / "scenes",
+                    help="rendered scenes: DIR/train and DIR/val (scene_*.json + images)")
+    ap.add_argument("--tiles", type=Path, default=BUILD / "yolo-index",
+                    help="where the YOLO tile dataset is written (reused when present)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue runs/detector from weights/last.pt")
+    ap.add_argument("--name", default="detector")
+    ap.add_argument("--tile", type=int, default=320)
+    ap.add_argument("--tiles-per-scene", type=int, default=4)
+    ap.add_argument("--max-scenes", type=int, default=0, help="cap on train scenes (0 = all)")
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--hours", type=float, default=0.0,
+                    help="train for this long instead of --epochs (ultralytics `time`)")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-export", action="store_true")
+    ap.add_argument("--export-only", type=Path, default=None, metavar="WEIGHTS")
+    args = ap.parse_args(argv)
+
+    setup_offline()
+    if args.export_only:
+        export_detector(args.export_only)
+        return 0
+    from ultralytics import YOLO
+
+    run_dir = RUNS / args.name
+    last = run_dir / "weights" / "last.pt"
+    t0 = time.time()
+    if args.resume and last.exists():
+        print(f"resuming {last}", flush=True)
+        YOLO(str(last)).train(resume=True, workers=0, device="cpu")
+    else:
+        yaml = args.tiles / "data.yaml"
+        if not yaml.exists():
+            splits = {s: args.scenes / s for s in ("train", "val") if (args.scenes / s).is_dir()}
+            if "train" not in splits:
+                print(f"no scenes in {args.scenes}/train: build them first "
+                      "(see datasets/README.md)", file=sys.stderr)
+                return 2
+            if "val" not in splits:
+                print(f"no {args.scenes}/val: validating on train scenes", file=sys.stderr)
+            val_dir = splits.get("val", splits["train"])
+            yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
+                               {"train": args.tiles_per_scene, "val": 2}, args.seed,
+                               {"train": args.max_scenes, "val": 150}, args.jobs)
+        model = YOLO("yolo26n.yaml")  # architecture only: a *.pt name would download weights
+        extra = {"time": args.hours} if args.hours else {}
+        model.train(data=str(yaml), epochs=args.epochs, imgsz=args.tile, batch=args.batch,
+                    workers=0, device="cpu", project=str(RUNS), name=args.name, exist_ok=True,
+                    seed=args.seed, single_cls=True, close_mosaic=1, patience=100,
+                    plots=True, amp=False, cache=False, verbose=True, **extra)
+    print(f"training took {(time.time() - t0) / 60:.1f} min", flush=True)
+    best = run_dir / "weights" / "best.pt"
+    if not args.no_export:
+        export_detector(best if best.exists() else last)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

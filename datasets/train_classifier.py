@@ -1,0 +1,299 @@
+"""Train the second-stage index reader (rank + orientation) and export it to ONNX.
+
+`python -m datasets.train_classifier` (training venv: plain PyTorch, no ultralytics)
+cuts every readable index of the rendered training scenes out of the photo exactly as the
+runtime does (`scanner.detector.crop_indices`: a square of 1.3x the box's longer side,
+resized to 40 px), with the box jittered the way a detector misplaces it, plus random
+non-index crops of the same sizes labelled "none". A ~100k-parameter CNN learns the rank
+(the 15 `INDEX_CLASSES`, then "none") and the direction the index's card top points as
+(cos, sin). Crops are rotated by quarter turns during training (angle label turned with
+them) so every rank is seen in every orientation. The result goes to
+`models/classifier.onnx`, its settings to `models/detector.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+from datasets.train import BUILD, MIN_VISIBLE, MODELS, index_boxes, scene_files
+from scanner.classes import CLASS_ID, INDEX_CLASSES
+from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
+
+CLASSES = (*INDEX_CLASSES, "none")
+NONE_ID = len(INDEX_CLASSES)
+DECODE_LONG_SIDE = 2000  # the runtime crops from a JPEG decoded at about this size
+
+
+def rank_class(item: dict) -> int | None:
+    """Class id of an index from its scene record (rank, or card token for the threes)."""
+    rank = str(item.get("rank") or "").upper()
+    if rank in CLASS_ID:
+        return CLASS_ID[rank]
+    card = str(item.get("card") or "").upper()
+    if card.startswith("3") and len(card) >= 2:
+        return CLASS_ID["3R"] if card[1] in "HDR" else CLASS_ID["3B"]
+    if card in ("JK", "JOKER") or rank in ("JOKER",):
+        return CLASS_ID["JK"]
+    if card[:-1] in CLASS_ID:
+        return CLASS_ID[card[:-1]]
+    return None
+
+
+def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
+    from PIL import Image
+
+    json_path, jitters, neg_ratio, seed = args
+    scene = json.loads(Path(json_path).read_text())
+    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
+    img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
+    w0, h0 = img.size
+    k = DECODE_LONG_SIDE / max(w0, h0)
+    if k < 1:  # decode like the runtime does (reduced-size JPEG decode)
+        img.draft("RGB", (int(w0 * k), int(h0 * k)))
+    rgb = np.asarray(img.convert("RGB"))
+    s = rgb.shape[1] / w0
+    items = index_boxes(scene, MIN_VISIBLE)
+    all_boxes = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
+                         dtype=np.float32).reshape(-1, 4) * s
+    boxes, labels, angles = [], [], []
+    for it in items:
+        cid = rank_class(it)
+        if cid is None:
+            continue
+        b = np.asarray(it["box"], dtype=np.float32) * s
+        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+        bw, bh = b[2] - b[0], b[3] - b[1]
+        for j in range(jitters):
+            # The first crop is exact; the others move/resize the box like detector error.
+            d = 0.0 if j == 0 else 1.0
+            f = float(np.exp(rng.normal(0, 0.12 * d)))
+            fx, fy = f * float(np.exp(rng.normal(0, 0.06 * d))), f * float(np.exp(rng.normal(0, 0.06 * d)))
+            ox, oy = rng.normal(0, 0.08 * d, 2) * max(bw, bh)
+            boxes.append([cx + ox - bw * fx / 2, cy + oy - bh * fy / 2,
+                          cx + ox + bw * fx / 2, cy + oy + bh * fy / 2])
+            labels.append(cid)
+            angles.append(float(it["angle"]))
+    n_neg = int(round(len(items) * neg_ratio)) + 2
+    h, w = rgb.shape[:2]
+    sizes = (all_boxes[:, 2:] - all_boxes[:, :2]) if len(all_boxes) else np.array([[30., 40.]])
+    tries = 0
+    while n_neg > 0 and tries < 200:
+        tries += 1
+        bw, bh = sizes[rng.integers(len(sizes))] * float(np.exp(rng.normal(0, 0.3)))
+        x1, y1 = rng.uniform(0, max(w - bw, 1)), rng.uniform(0, max(h - bh, 1))
+        nb = np.array([x1, y1, x1 + bw, y1 + bh], dtype=np.float32)
+        if len(all_boxes) and box_iou(nb, all_boxes).max() > 0.05:
+            continue
+        boxes.append(nb.tolist())
+        labels.append(NONE_ID)
+        angles.append(float("nan"))
+        n_neg -= 1
+    crops = crop_indices(rgb, np.asarray(boxes, dtype=np.float32).reshape(-1, 4), CROP_SIZE,
+                         CROP_MARGIN)
+    return crops, np.asarray(labels, np.int64), np.asarray(angles, np.float32)
+
+
+def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
+                seed: int, jobs: int) -> Path:
+    """Cut and cache the crop dataset of one split as an .npz file."""
+    files = scene_files(scene_dir)[: max_scenes or None]
+    if not files:
+        raise SystemExit(f"no scenes in {scene_dir}")
+    t0 = time.time()
+    with Pool(jobs) as pool:
+        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed) for f in files],
+                         chunksize=4)
+    crops = np.concatenate([p[0] for p in parts])
+    labels = np.concatenate([p[1] for p in parts])
+    angles = np.concatenate([p[2] for p in parts])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=crops, labels=labels, angles=angles)
+    print(f"{out.name}: {len(crops)} crops from {len(files)} scenes "
+          f"({(labels == NONE_ID).sum()} none) in {time.time() - t0:.0f} s", flush=True)
+    return out
+
+
+def make_model():
+    """The index reader: 5 conv blocks, global pooling, a rank head and an angle head."""
+    import torch
+    from torch import nn
+
+    def block(cin: int, cout: int, stride: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    class IndexReader(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(
+                block(3, 24, 1), block(24, 32, 2),      # 40 -> 20
+                block(32, 48, 1), block(48, 64, 2),     # 20 -> 10
+                block(64, 96, 1), block(96, 96, 2),     # 10 -> 5
+                nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.rank = nn.Linear(96, len(CLASSES))
+            self.angle = nn.Linear(96, 2)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            f = self.features(x)
+            return self.rank(f), self.angle(f)
+
+    return IndexReader()
+
+
+def _augment(x, ang, gen):
+    """Quarter-turn rotations (angle turned too), brightness/contrast, noise; x in [0,1]."""
+    import torch
+
+    n = x.shape[0]
+    k = torch.randint(0, 4, (n,), generator=gen)
+    out = torch.empty_like(x)
+    for q in range(4):
+        m = k == q
+        # rot90 with dims (H, W) turns the picture counter-clockwise: "up" becomes "left".
+        out[m] = torch.rot90(x[m], q, dims=(2, 3))
+    ang = torch.remainder(ang - 90.0 * k, 360.0)
+    gain = torch.empty(n, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
+    bias = torch.empty(n, 1, 1, 1).uniform_(-0.15, 0.15, generator=gen)
+    tint = torch.empty(n, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
+    out = out * gain * tint + bias
+    out = out + torch.randn(out.shape, generator=gen) * torch.empty(n, 1, 1, 1).uniform_(
+        0, 0.05, generator=gen)
+    return out.clamp(0, 1), ang
+
+
+def evaluate(model, crops: np.ndarray, labels: np.ndarray, angles: np.ndarray) -> dict:
+    """Rank accuracy on index crops, none-vs-index accuracy, angle error (degrees)."""
+    import torch
+
+    model.eval()
+    preds, angs = [], []
+    with torch.no_grad():
+        for i in range(0, len(crops), 1024):
+            x = torch.from_numpy(crops[i:i + 1024]).permute(0, 3, 1, 2).float() / 255
+            lo, an = model(x)
+            preds.append(lo.argmax(1).numpy())
+            angs.append(np.degrees(np.arctan2(an[:, 1].numpy(), an[:, 0].numpy())))
+    pred = np.concatenate(preds)
+    ang = np.concatenate(angs)
+    pos = labels != NONE_ID
+    err = np.abs((ang[pos] - angles[pos] + 180) % 360 - 180)
+    return {"rank_acc": float((pred[pos] == labels[pos]).mean()),
+            "none_acc": float((pred[~pos] == NONE_ID).mean()) if (~pos).any() else None,
+            "angle_err_median": float(np.median(err)),
+            "quarter_turn_acc": float((err < 45).mean())}
+
+
+def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
+          out_dir: Path) -> tuple[object, list[dict]]:
+    """Train the reader; returns the model and one metrics row per epoch."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    gen = torch.Generator().manual_seed(seed)
+    tr, va = np.load(train_npz), np.load(val_npz)
+    x_all = torch.from_numpy(tr["crops"]).permute(0, 3, 1, 2).contiguous()
+    y_all = torch.from_numpy(tr["labels"])
+    a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
+    model = make_model()
+    params = sum(p.numel() for p in model.parameters())
+    print(f"reader: {params} parameters, {len(x_all)} train crops", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    batch = 256
+    steps = epochs * (len(x_all) // batch + 1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps,
+                                                pct_start=0.15)
+    ce = nn.CrossEntropyLoss(label_smoothing=0.02)
+    history = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(x_all), generator=gen)
+        total = 0.0
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            x = x_all[idx].float() / 255
+            x, ang = _augment(x, a_all[idx], gen)
+            y = y_all[idx]
+            logits, vec = model(x)
+            loss = ce(logits, y)
+            pos = y != NONE_ID
+            if pos.any():
+                r = torch.deg2rad(ang[pos])
+                target = torch.stack([torch.cos(r), torch.sin(r)], 1)
+                loss = loss + nn.functional.mse_loss(vec[pos], target)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+        row = {"epoch": epoch + 1, "loss": total / len(x_all),
+               "minutes": round((time.time() - t0) / 60, 2),
+               **evaluate(model, va["crops"], va["labels"], va["angles"])}
+        history.append(row)
+        print(json.dumps(row), flush=True)
+        torch.save(model.state_dict(), out_dir / "last.pt")
+    return model, history
+
+
+def export(model, path: Path) -> None:
+    """ONNX with a dynamic batch: input `crops` (N,3,40,40) in [0,1]; outputs logits, angle."""
+    import torch
+
+    model.eval()
+    dummy = torch.zeros(1, 3, CROP_SIZE, CROP_SIZE)
+    torch.onnx.export(model, (dummy,), str(path), input_names=["crops"],
+                      output_names=["rank_logits", "angle"], opset_version=17,
+                      dynamic_axes={"crops": {0: "n"}, "rank_logits": {0: "n"}, "angle": {0: "n"}},
+                      dynamo=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cut crops (cached), train, export to models/classifier.onnx."""
+    ap = argparse.ArgumentParser(prog="python -m datasets.train_classifier")
+    ap.add_argument("--scenes", type=Path, default=BUILD / "scenes")
+    ap.add_argument("--cache", type=Path, default=BUILD / "index-crops")
+    ap.add_argument("--max-scenes", type=int, default=800)
+    ap.add_argument("--jitters", type=int, default=2)
+    ap.add_argument("--neg-ratio", type=float, default=0.5)
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--models", type=Path, default=MODELS)
+    args = ap.parse_args(argv)
+
+    tr_npz, va_npz = args.cache / "train.npz", args.cache / "val.npz"
+    if not tr_npz.exists():
+        build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
+                    args.seed, args.jobs)
+    if not va_npz.exists():
+        val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
+        build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs)
+    model, history = train(tr_npz, va_npz, args.epochs, args.seed, args.threads,
+                           Path("runs") / "classifier")
+    args.models.mkdir(exist_ok=True)
+    export(model, args.models / "classifier.onnx")
+    meta_path = args.models / "detector.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta["classifier"] = {"file": "classifier.onnx", "classes": list(CLASSES),
+                          "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,
+                          "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
+                          "history": history}
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"exported {args.models / 'classifier.onnx'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
