@@ -1,0 +1,280 @@
+"""The corner detector at run time: two small ONNX models run with onnxruntime.
+
+Stage 1 is a one-class detector ("a printed rank index is here", a YOLO net trained in
+`datasets/train.py`) run on the whole photo rescaled to about 1,600 px on the long side,
+plus a cheap coarse pass for close-ups whose indices are too big at that scale; boxes
+from all passes are merged with our own numpy NMS. Stage 2 cuts each detected index out
+of the photo at the best resolution decoded and a small CNN (`datasets/train_classifier.py`)
+reads its rank (15 classes, or "not an index") and the direction its card's top points.
+Splitting "where" from "what" is what lets a net trained from scratch on two CPU cores
+converge (see models/MODEL_CARD.md). No torch here: numpy, OpenCV, onnxruntime only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import cv2
+import numpy as np
+
+from scanner.classes import INDEX_CLASSES
+from scanner.corners import Corners
+from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+META_FILE = "detector.json"
+
+# Crop geometry shared with the classifier's training (datasets/train_classifier.py): a
+# square around the box centre, CROP_MARGIN times the box's longer side, resized to
+# CROP_SIZE pixels. Changing either means retraining the classifier.
+CROP_SIZE = 40
+CROP_MARGIN = 1.3
+
+PAD_VALUE = 114  # the grey ultralytics letterboxes with, so padding looks like training
+
+
+class ModelNotFound(RuntimeError):
+    """The ONNX model files are missing from the model directory."""
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """Anything that finds rank corners in an RGB image (H,W,3 uint8), in its pixels."""
+
+    def detect(self, rgb: np.ndarray) -> Corners:
+        """Corners found in `rgb`, boxes in `rgb` pixels."""
+        ...
+
+
+def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """IoU of one xyxy box against (N,4) xyxy boxes."""
+    x1 = np.maximum(box[0], boxes[:, 0])
+    y1 = np.maximum(box[1], boxes[:, 1])
+    x2 = np.minimum(box[2], boxes[:, 2])
+    y2 = np.minimum(box[3], boxes[:, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return inter / np.maximum(area + areas - inter, 1e-9)
+
+
+def non_max_suppression(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float = 0.5,
+                        max_detections: int = 1000) -> np.ndarray:
+    """Indices of the boxes kept by greedy NMS (highest score first), class-agnostic."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
+    keep: list[int] = []
+    while order.size and len(keep) < max_detections:
+        best = int(order[0])
+        keep.append(best)
+        rest = order[1:]
+        order = rest[box_iou(boxes[best], boxes[rest]) <= iou_threshold]
+    return np.asarray(keep, dtype=np.int64)
+
+
+def crop_indices(rgb: np.ndarray, boxes: np.ndarray, size: int = CROP_SIZE,
+                 margin: float = CROP_MARGIN) -> np.ndarray:
+    """(N,size,size,3) uint8 square crops centred on each xyxy box (image edges replicated)."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    h, w = rgb.shape[:2]
+    out = np.zeros((len(boxes), size, size, 3), dtype=np.uint8)
+    for i, (x1, y1, x2, y2) in enumerate(boxes):
+        side = max(int(round(max(x2 - x1, y2 - y1) * margin)), 2)
+        x0 = int(round((x1 + x2 - side) / 2))
+        y0 = int(round((y1 + y2 - side) / 2))
+        xa, ya, xb, yb = max(x0, 0), max(y0, 0), min(x0 + side, w), min(y0 + side, h)
+        if xb <= xa or yb <= ya:
+            continue  # box entirely outside the image: leave the crop black
+        part = rgb[ya:yb, xa:xb]
+        if (xb - xa, yb - ya) != (side, side):
+            part = cv2.copyMakeBorder(part, ya - y0, y0 + side - yb, xa - x0, x0 + side - xb,
+                                      cv2.BORDER_REPLICATE)
+        interp = cv2.INTER_AREA if side > size else cv2.INTER_LINEAR
+        out[i] = cv2.resize(part, (size, size), interpolation=interp)
+    return out
+
+
+def _session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), sess_options=opts,
+                                providers=["CPUExecutionProvider"])
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class OnnxDetector:
+    """Two-stage ONNX detector loaded from `model_dir` (default: the bundled `models/`).
+
+    `models/detector.json` names the two ONNX files and the run-time settings (pass
+    sizes, thresholds); keyword arguments override its thresholds.
+    """
+
+    loads = 0  # how many detectors this process has built (tests check the cache)
+
+    def __init__(self, model_dir: str | os.PathLike | None = None, threads: int | None = None,
+                 conf: float | None = None, iou: float | None = None,
+                 long_sides: tuple[int, ...] | None = None) -> None:
+        model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
+        meta_path = model_dir / META_FILE
+        if not meta_path.is_file():
+            raise ModelNotFound(f"no detector model in {model_dir} (missing {META_FILE})")
+        self.meta = json.loads(meta_path.read_text())
+        det_path = model_dir / self.meta["detector"]["file"]
+        cls_path = model_dir / self.meta["classifier"]["file"]
+        for p in (det_path, cls_path):
+            if not p.is_file():
+                raise ModelNotFound(f"model file {p} is missing")
+        if threads is None:
+            threads = int(os.environ.get("CANASTA_THREADS", "0")) or min(os.cpu_count() or 1, 4)
+        self._det = _session(det_path, threads)
+        self._cls = _session(cls_path, threads)
+        self._det_input = self._det.get_inputs()[0].name
+        self._cls_input = self._cls.get_inputs()[0].name
+        run = self.meta.get("runtime", {})
+        self.conf = float(conf if conf is not None else run.get("conf", 0.25))
+        self.iou = float(iou if iou is not None else run.get("iou", 0.5))
+        self.long_sides = tuple(long_sides or run.get("long_sides", (1600, 640)))
+        self.min_side_ratio = float(run.get("min_side_ratio", 0.0))
+        self.stride = int(self.meta["detector"].get("stride", 32))
+        self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
+        self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
+        self.classes = tuple(self.meta["classifier"]["classes"])
+        if tuple(self.classes[: len(INDEX_CLASSES)]) != INDEX_CLASSES:
+            raise ModelNotFound("classifier classes do not match scanner.classes.INDEX_CLASSES")
+        self._lock = threading.Lock()  # one request at a time per session pair
+        type(self).loads += 1
+
+    @property
+    def decode_long_side(self) -> int:
+        """The smallest long side a photo must be decoded at for this detector."""
+        return max(self.long_sides)
+
+    def _scales(self, h: int, w: int) -> list[float]:
+        scales: list[float] = []
+        for side in sorted(self.long_sides, reverse=True):
+            s = min(1.0, side / max(h, w))
+            if all(abs(s - t) / t > 0.2 for t in scales):
+                scales.append(s)
+        return scales
+
+    def _run_pass(self, rgb: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (in `rgb` pixels) and scores of one detector pass at `scale`."""
+        h, w = rgb.shape[:2]
+        nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+        img = rgb if (nw, nh) == (w, h) else cv2.resize(rgb, (nw, nh),
+                                                         interpolation=cv2.INTER_AREA)
+        s = self.stride
+        pw, ph = -(-nw // s) * s, -(-nh // s) * s
+        if (pw, ph) != (nw, nh):
+            img = cv2.copyMakeBorder(img, 0, ph - nh, 0, pw - nw, cv2.BORDER_CONSTANT,
+                                     value=(PAD_VALUE,) * 3)
+        blob = (img.transpose(2, 0, 1)[None].astype(np.float32)) * (1 / 255)
+        out = self._det.run(None, {self._det_input: blob})[0][0]
+        if out.shape[-1] == 6 and out.shape[0] != 6:  # end-to-end head: (K, x1 y1 x2 y2 score cls)
+            boxes, scores = out[:, :4], out[:, 4]
+        else:  # raw head: (4 + C, N) with cx cy w h and per-class scores
+            scores = out[4:].max(axis=0)
+            cx, cy, bw, bh = out[:4]
+            boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
+        keep = scores >= self.conf
+        boxes, scores = boxes[keep], scores[keep]
+        boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
+        boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
+        # The coarse pass is there for big indices; its small boxes are the fine pass's job.
+        if self.min_side_ratio and scale < max(self._scales(h, w)):
+            big = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+            keep = big >= self.min_side_ratio * max(pw, ph)
+            boxes, scores = boxes[keep], scores[keep]
+        return boxes / scale, scores
+
+    def locate(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores."""
+        rgb = _as_rgb(rgb)
+        all_boxes, all_scores = [], []
+        for scale in self._scales(*rgb.shape[:2]):
+            b, s = self._run_pass(rgb, scale)
+            all_boxes.append(b)
+            all_scores.append(s)
+        boxes = np.concatenate(all_boxes).astype(np.float32)
+        scores = np.concatenate(all_scores).astype(np.float32)
+        keep = non_max_suppression(boxes, scores, self.iou)
+        return boxes[keep], scores[keep]
+
+    def read(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stage 2 only: class probabilities (N, classes) and angles (N,) in degrees."""
+        if len(boxes) == 0:
+            return np.zeros((0, len(self.classes)), np.float32), np.zeros(0, np.float32)
+        crops = crop_indices(_as_rgb(rgb), boxes, self.crop_size, self.crop_margin)
+        blob = crops.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
+        logits, angle = self._cls.run(None, {self._cls_input: blob})
+        angles = np.degrees(np.arctan2(angle[:, 1], angle[:, 0])) % 360
+        return _softmax(logits), angles.astype(np.float32)
+
+    def detect(self, rgb: np.ndarray) -> Corners:
+        """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels."""
+        with self._lock:
+            boxes, det_scores = self.locate(rgb)
+            probs, angles = self.read(rgb, boxes)
+        if len(boxes) == 0:
+            return Corners.empty()
+        n_rank = len(INDEX_CLASSES)
+        rank_ids = probs[:, :n_rank].argmax(axis=1)
+        rank_prob = probs[np.arange(len(boxes)), rank_ids]
+        # A crop the classifier calls "not an index" is a false detection: drop it.
+        is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
+        corners = Corners(boxes, rank_ids, det_scores * rank_prob, angles, rank_prob)
+        return corners.select(is_index)
+
+
+def _as_rgb(rgb: np.ndarray) -> np.ndarray:
+    rgb = np.asarray(rgb)
+    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise ValueError(f"expected an (H,W,3) uint8 RGB image, got {rgb.shape} {rgb.dtype}")
+    return rgb
+
+
+@lru_cache(maxsize=1)
+def default_detector() -> OnnxDetector:
+    """The bundled model, loaded once per process."""
+    return OnnxDetector(MODELS_DIR)
+
+
+def detect_photo(src: str | os.PathLike | bytes | Photo, detector: Detector | None = None,
+                 max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES) -> dict:
+    """Detect corners in a photo file/bytes: the contract's `image` and `corners` JSON.
+
+    Raises `scanner.imageio.ImageError` (or `PhotoTooLarge`) for unreadable input.
+    """
+    corners, photo = detect_corners(src, detector, max_pixels=max_pixels, max_bytes=max_bytes)
+    return {"image": {"width": photo.width, "height": photo.height},
+            "corners": corners.to_json()}
+
+
+def detect_corners(src: str | os.PathLike | bytes | Photo, detector: Detector | None = None,
+                   max_pixels: int = MAX_PIXELS,
+                   max_bytes: int = MAX_BYTES) -> tuple[Corners, Photo]:
+    """Decode (at reduced size when the detector allows) and detect; boxes in photo pixels."""
+    detector = detector if detector is not None else default_detector()
+    if isinstance(src, Photo):
+        photo = src
+    else:
+        long_side = getattr(detector, "decode_long_side", None)
+        photo = load_photo(src, max_pixels=max_pixels, max_bytes=max_bytes, long_side=long_side)
+    corners = detector.detect(photo.rgb)
+    if photo.scale != 1.0:
+        corners = corners.scaled(1 / photo.scale)
+    return corners, photo
