@@ -258,8 +258,9 @@ def reopen(game: Game, deal: Deal, version: int | None) -> None:
 def delete_deal(session: Session, game: Game, deal: Deal, version: int | None) -> None:
     """Remove a deal (a confirmed one needs its version); later totals follow."""
     check_version(deal, version, required=deal.status == "confirmed")
-    game.deals.remove(deal)
     session.delete(deal)
+    session.flush()
+    session.expire(game, ["deals"])
     rescore_game(game)
 
 
