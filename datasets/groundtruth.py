@@ -18,7 +18,7 @@ import numpy as np
 from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.corners import Corners
 
-MIN_VISIBLE = 0.5
+MIN_VISIBLE = 0.6
 """An index less visible than this is not labelled (the detector cannot read it)."""
 
 

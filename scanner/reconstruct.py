@@ -49,7 +49,8 @@ class CardGeometry:
     index_x: float = 0.10
     index_y: float = 0.12
     pair_tolerance: float = 0.16      # centre disagreement allowed, in card heights
-    angle_tolerance: float = 28.0     # degrees between the two indices of one card
+    angle_tolerance: float = 15.0     # degrees between the two indices of one card
+    side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
     low_confidence: float = 0.6       # cards below this go to the review list
 
 
@@ -232,23 +233,30 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     scale = np.maximum(card_h[:, None], card_h[None, :])
     adiff = _angle_diff(angles[:, None], angles[None, :])
     opposite = np.abs(adiff - 180.0) < geo.angle_tolerance
-    same_dir = adiff < geo.angle_tolerance
+    same_dir = adiff < geo.angle_tolerance * 0.6
     same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
+    dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
+             for ti in (0, 1) for tj in (0, 1)}
+    four_index = _four_index_evidence(dists, opposite & same_rank, geo)
     pairs: list[tuple[float, int, int, int, int]] = []
-    # Allowed (type_i, type_j): opposite indices are TL+BR or TR+BL (same type) or TL+BL;
-    # side-by-side indices (four-index decks) are TL+TR (different type).
-    for ti in (0, 1):
-        for tj in (0, 1):
-            dist = np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
-            allowed = opposite if ti == tj else (opposite | same_dir)
-            if ti != tj:
-                # a right-type index sits on the card's other side: not for left-type-only decks
-                dist = dist * 1.25
-            ok = allowed & (dist < geo.pair_tolerance)
-            # A corner whose rank disagrees may still be the same card if it fits tightly.
-            ok &= same_rank | (dist < geo.pair_tolerance * 0.4)
-            ii, jj = np.nonzero(np.triu(ok, 1))
-            pairs.extend((float(dist[i, j]), int(i), int(j), ti, tj) for i, j in zip(ii, jj, strict=True))
+    # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
+    # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
+    # Most decks print only TL+BR: the other pairings are tried only when the photo shows
+    # a card with four indices, and must fit more tightly.
+    for (ti, tj), dist in dists.items():
+        if (ti, tj) != (0, 0) and not four_index:
+            continue
+        allowed = opposite if ti == tj else (opposite | same_dir)
+        limit = geo.pair_tolerance if ti == tj == 0 else geo.side_tolerance
+        ok = allowed & (dist < limit)
+        # A corner whose rank disagrees may still be the same card if it fits tightly.
+        ok &= same_rank | ((dist < limit * 0.4) & (ti == tj == 0))
+        ii, jj = np.nonzero(np.triu(ok, 1) | np.tril(ok, -1) * (ti != tj))
+        for i, j in zip(ii, jj, strict=True):
+            if ti != tj and same_dir[i, j] and _index_between(int(i), int(j), centres, angles,
+                                                              card_h, geo):
+                continue  # a row of cards, not the two top indices of one card
+            pairs.append((float(dist[i, j]), int(i), int(j), ti, tj))
     pairs.sort()
     group_of = list(range(n))
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
@@ -283,6 +291,37 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     kind[kind < 0] = 0
     groups = sorted(members.values(), key=min)
     return groups, kind
+
+
+def _four_index_evidence(dists: dict, opposite_same_rank: np.ndarray, geo: CardGeometry) -> bool:
+    """Whether some card shows four indices: a TL+BR pair and a TR+BL pair on one centre."""
+    tol = geo.side_tolerance
+    ll = np.argwhere(np.triu(opposite_same_rank & (dists[0, 0] < tol), 1))
+    rr = np.argwhere(np.triu(opposite_same_rank & (dists[1, 1] < tol), 1))
+    if not len(ll) or not len(rr):
+        return False
+    cross = dists[0, 1]
+    for i, _ in ll:
+        for k, _ in rr:
+            if i != k and cross[i, k] < tol:
+                return True
+    return False
+
+
+def _index_between(i: int, j: int, centres: np.ndarray, angles: np.ndarray, card_h: np.ndarray,
+                   geo: CardGeometry) -> bool:
+    """Whether another index facing the same way sits in the row between indices i and j."""
+    up, right = _unit_vectors(np.array([angles[i]]))
+    rel = centres - centres[i]
+    x = rel @ right[0]
+    y = rel @ up[0]
+    xj = x[j]
+    lo, hi = sorted((0.0, xj))
+    inside = (x > lo + 0.05 * card_h[i]) & (x < hi - 0.05 * card_h[i])
+    inside &= np.abs(y) < 0.08 * card_h[i]
+    inside &= _angle_diff(angles, angles[i]) < geo.angle_tolerance
+    inside[[i, j]] = False
+    return bool(inside.any())
 
 
 def _slots_consistent(group: list[int], types: np.ndarray, angles: np.ndarray) -> bool:
@@ -458,29 +497,43 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
             card_along, along = -card_along, -along
             facing = np.where(facing >= 0, 1 - facing, -1)
     meld_like = np.array([_is_meld_like(cards, s) for s in stacks]) & (facing >= 0)
+    pile_like = np.array([_is_pile_like(cards, s) for s in stacks])
+    # where each team's cards end towards the middle: its melds, else its other cards
+    edge: list[float | None] = []
+    for team in (0, 1):
+        pick = meld_like & (facing == team)
+        if not pick.any():
+            pick = (facing == team) & ~pile_like
+        if not pick.any():
+            edge.append(None)
+            continue
+        ends = [card_along[s].max() if team == 0 else card_along[s].min()
+                for k, s in enumerate(stacks) if pick[k]]
+        edge.append(max(ends) if team == 0 else min(ends))
     w, h = image_size
     mid = float(np.array([w / 2, h / 2]) @ u0)
     band = 0.0
-    if (meld_like & (facing == 0)).any() and (meld_like & (facing == 1)).any():
-        p0 = max(card_along[s].max() for k, s in enumerate(stacks)
-                 if meld_like[k] and facing[k] == 0)
-        p1 = min(card_along[s].min() for k, s in enumerate(stacks)
-                 if meld_like[k] and facing[k] == 1)
-        if p1 > p0:
-            mid, band = (p0 + p1) / 2, (p1 - p0) / 2
+    if edge[0] is not None and edge[1] is not None and edge[1] > edge[0]:
+        mid, band = (edge[0] + edge[1]) / 2, (edge[1] - edge[0]) / 2
     teams: list[int | None] = []
     confs: list[float] = []
     for k in range(len(stacks)):
         side = 0 if along[k] < mid else 1  # position: team 0 below the middle
         offset = abs(along[k] - mid) / card_h  # distance from the middle, in card heights
-        central = not meld_like[k] and band > 1.0 * card_h and offset < 0.75
+        beyond = any(e is not None and (along[k] - e) * (1 if t == 0 else -1) > 0.5 * card_h
+                     for t, e in enumerate(edge))  # past a team's last row, towards the middle
+        if band > card_h:
+            central = not meld_like[k] and (offset < 0.75 or (pile_like[k] and
+                                                              offset < band / card_h - 0.5))
+        else:
+            central = pile_like[k] and beyond
         if central:
             teams.append(None)
             confs.append(0.5)
         elif facing[k] >= 0:
             teams.append(int(facing[k]))
             confs.append(1.0 if facing[k] == side or offset < 0.5 else 0.7)
-        elif offset > 1.0 and not _is_pile_like(cards, stacks[k]):
+        elif offset > 1.0 and not pile_like[k] and not beyond:
             teams.append(side)  # sideways but well inside one team's half
             confs.append(0.5)
         else:
@@ -531,11 +584,12 @@ def read_table(corners: Corners, image_size: tuple[int, int],
             cards[i].team = stack_team[k]
             if stack_conf[k] < 1.0:
                 cards[i].confidence *= 0.6 + 0.4 * stack_conf[k]
+    _infer_hidden_cards(cards, stacks, typical_h)
     review: list[dict] = []
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
     _check_pack(cards, review)
     for idx, card in enumerate(cards):
-        if card.confidence < geo.low_confidence:
+        if card.confidence < geo.low_confidence and card.corner_ids:
             review.append(_item("low_confidence_card", card.confidence,
                                 f"card {idx} ({card.rank}) read with confidence "
                                 f"{card.confidence:.2f}", cards=[idx], team=card.team))
@@ -545,6 +599,61 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     review.sort(key=lambda r: (r["priority"], r["kind"]))
     return TableReading(cards, melds, red_threes, review,
                         (typical_h * geo.aspect, typical_h))
+
+
+def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
+                        card_h: float) -> None:
+    """Add the cards a gap in a column or row shows to be hidden (under a hand, a finger).
+
+    A team's columns are laid with one step, and a row with its own: a gap of m steps
+    between two visible cards of a meld-like stack hides m - 1 cards, most likely
+    naturals of the stack's rank. They are added with no corners, low confidence and a
+    note for the review list.
+    """
+    steps_by_team: dict[int | None, list[float]] = defaultdict(list)
+    lines = []
+    for k, stack in enumerate(stacks):
+        team = cards[stack[0]].team
+        ranks = _natural_ranks(cards, stack)
+        if team is None or len(stack) < 2 or len(ranks) != 1 or "3R" in ranks:
+            continue
+        angle = _circular_mean(np.array([cards[i].angle for i in stack]))
+        up, right = _unit_vectors(np.array([angle]))
+        pts = np.array([cards[i].center for i in stack])
+        down_pos, across_pos = -(pts @ up[0]), pts @ right[0]
+        for along, lateral, kind in ((down_pos, across_pos, "column"),
+                                     (across_pos, down_pos, "row")):
+            if np.ptp(lateral) > 0.12 * card_h or np.ptp(along) < 0.1 * card_h:
+                continue
+            order = np.argsort(along)
+            gaps = np.diff(along[order])
+            if gaps.min() < 0.1 * card_h:
+                continue  # two cards on one spot: not a clean column or row
+            lines.append((k, kind, order, gaps, next(iter(ranks)), angle, up[0], right[0]))
+            if kind == "column":
+                steps_by_team[team].extend(gaps.tolist())
+    for k, kind, order, gaps, rank, angle, up, right in lines:
+        stack = stacks[k]
+        team = cards[stack[0]].team
+        own = sorted(gaps)[: max(1, len(gaps) - 1)]  # the smallest steps: the regular ones
+        pool = steps_by_team[team] if kind == "column" and len(steps_by_team[team]) >= 3 else own
+        if len(pool) < 2:
+            continue
+        step = float(np.median(pool))
+        if not 0.12 * card_h < step < 0.7 * card_h:
+            continue
+        direction = -up if kind == "column" else right
+        for g, gap in enumerate(gaps):
+            m = int(round(gap / step))
+            if m < 2 or abs(gap - m * step) > 0.3 * step:
+                continue
+            start = np.array(cards[stack[order[g]]].center)
+            for extra in range(1, m):
+                cards.append(CardReading(
+                    rank=rank, corner_ids=[], center=tuple(start + direction * step * extra),
+                    angle=angle, confidence=0.3, fully_visible=False, stack=k, team=team,
+                    notes=[f"hidden card inferred from a gap in the {kind}: counted as a {rank}"]))
+                stack.append(len(cards) - 1)
 
 
 def _item(kind: str, priority: float, message: str, **extra) -> dict:

@@ -1,0 +1,214 @@
+"""Benchmark of the layout step: corners -> melds, teams and the deal score.
+
+Measures, over scene ground truth (a directory of `scene_*.json`, e.g. the data engine's
+test split, or scenes generated on the fly with `datasets.scene.make_scene`):
+
+- meld exact: a true meld has a predicted meld of the same team and rank with the same
+  number of naturals and of wilds (reported with and without squared-up canastas, whose
+  count the photo cannot show: the player counts them);
+- deal score exact: the predicted layout, given the true went-out, concealed and hand,
+  scores both teams' deal exactly as the true layout does (raw, and with the player's
+  count of each flagged squared canasta filled in);
+- time of `read_table` per scene (p50 / p95, warm).
+
+Corner sources: `gt` (perfect corners), `noisy` (box/angle noise, dropped and misread
+corners), `detector` (the ONNX model on the rendered photos; needs `--scenes-dir` with
+images and a model in `models/`).
+
+    python -m bench.bench_layout --generate 200 --seed 7 --source gt noisy
+    python -m bench.bench_layout --scenes-dir build/data/test --source gt noisy detector
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from datasets.groundtruth import corners_from_scene
+from scanner.reconstruct import TableReading, read_table
+
+NOISY = {"noise": 0.05, "dropout": 0.02, "misread": 0.01}
+
+
+def load_scenes(scenes_dir: Path | None, generate: int, seed: int,
+                limit: int | None) -> list[tuple[dict, Path | None]]:
+    """Scene JSONs (with the photo path when there is one) from a directory or the generator."""
+    if scenes_dir is not None:
+        files = sorted(scenes_dir.rglob("scene_*.json"))[:limit]
+        out = []
+        for f in files:
+            scene = json.loads(f.read_text())
+            photo = f.parent / scene.get("image", {}).get("file", "")
+            out.append((scene, photo if photo.is_file() else None))
+        return out
+    from datasets.scene import make_scene
+
+    rng = np.random.default_rng(seed)
+    return [(make_scene(rng, split="test").to_json(), None) for _ in range(generate)]
+
+
+def meld_key(team: int, rank: str) -> tuple[int, str]:
+    return team, rank
+
+
+def true_melds(scene: dict) -> dict[tuple[int, str], dict]:
+    return {meld_key(m["team"], m["rank"]): m for m in scene["melds"]}
+
+
+def compare_melds(scene: dict, reading: TableReading) -> Counter:
+    """Counts of exact / wrong melds by kind (plain, squared), plus extra predicted melds."""
+    truth = true_melds(scene)
+    pred = {meld_key(m.team, m.rank): m for m in reading.melds}
+    counts: Counter = Counter()
+    for key, m in truth.items():
+        kind = "squared" if m["squared"] else "plain"
+        p = pred.get(key)
+        ok = p is not None and p.naturals == m["naturals"] and len(p.wilds) == len(m["wilds"])
+        counts[f"{kind}_total"] += 1
+        counts[f"{kind}_exact"] += ok
+        if not ok:
+            counts[f"why:{kind}:" + _why(m, p)] += 1
+    counts["extra_melds"] += sum(1 for key in pred if key not in truth)
+    return counts
+
+
+def _why(true: dict, pred) -> str:
+    if pred is None:
+        return "missing"
+    if pred.squared != true["squared"]:
+        return "squared_mismatch"
+    if pred.naturals < true["naturals"]:
+        return "naturals_short"
+    if pred.naturals > true["naturals"]:
+        return "naturals_over"
+    return "wilds_wrong"
+
+
+def predicted_layout(scene: dict, reading: TableReading, player_counts_squared: bool) -> dict:
+    """The predicted layout with the true went-out, concealed, hand, rules and totals."""
+    layout = reading.layout_json()
+    truth = scene["layout"]
+    out = {"rules": truth.get("rules", {}), "teams": []}
+    true_sq = {meld_key(m["team"], m["rank"]): m for m in scene["melds"] if m["squared"]}
+    for t, team in enumerate(layout["teams"]):
+        true_team = truth["teams"][t]
+        melds = []
+        for m in team["melds"]:
+            if player_counts_squared and isinstance(m, dict):
+                real = true_sq.get(meld_key(t, m["rank"]))
+                if real is not None:
+                    m = {"rank": m["rank"], "naturals": real["naturals"], "wilds": real["wilds"]}
+            melds.append(m)
+        new_team = {k: v for k, v in true_team.items() if k not in ("melds", "red_threes")}
+        new_team.update(melds=melds, red_threes=team["red_threes"])
+        out["teams"].append(new_team)
+    return out
+
+
+def deal_scores(layout: dict) -> tuple[int, ...] | None:
+    from scanner.deal import LayoutError
+    from scanner.scoring import score_layout_json
+
+    try:
+        result = score_layout_json(layout)
+    except LayoutError:
+        return None
+    return tuple(t["deal_score"] for t in result["teams"])
+
+
+def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
+                detector=None):
+    if source == "gt":
+        return corners_from_scene(scene)
+    if source == "noisy":
+        return corners_from_scene(scene, rng, **NOISY)
+    if source == "detector":
+        from scanner.detector import detect_corners
+
+        corners, _ = detect_corners(photo, detector)
+        return corners
+    raise ValueError(f"unknown source {source!r}")
+
+
+def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
+        verbose: bool) -> dict:
+    rng = np.random.default_rng(seed)
+    detector = None
+    if source == "detector":
+        from scanner.detector import default_detector
+
+        detector = default_detector()
+        scenes = [s for s in scenes if s[1] is not None]
+    totals: Counter = Counter()
+    times = []
+    for scene, photo in scenes:
+        corners = corners_for(source, scene, photo, rng, detector)
+        size = (scene["image"]["width"], scene["image"]["height"])
+        read_table(corners, size)  # warm (first-call costs are not the layout step's)
+        start = time.perf_counter()
+        reading = read_table(corners, size)
+        times.append((time.perf_counter() - start) * 1000)
+        counts = compare_melds(scene, reading)
+        totals.update(counts)
+        true_score = deal_scores(scene["layout"])
+        raw = deal_scores(predicted_layout(scene, reading, False))
+        counted = deal_scores(predicted_layout(scene, reading, True))
+        totals["scenes"] += 1
+        totals["score_exact"] += raw == true_score
+        totals["score_exact_counted"] += counted == true_score
+        totals["score_refused"] += counted is None
+        totals["has_squared"] += any(m["squared"] for m in scene["melds"])
+        if verbose and counted != true_score:
+            print(f"  seed {scene.get('seed')} file {scene['image'].get('file')}: "
+                  f"true {true_score} got {counted}; "
+                  + ", ".join(k for k in counts if k.startswith("why:")), file=sys.stderr)
+    melds = totals["plain_total"] + totals["squared_total"]
+    exact = totals["plain_exact"] + totals["squared_exact"]
+    n = max(totals["scenes"], 1)
+    return {
+        "source": source, "scenes": totals["scenes"], "melds": melds,
+        "meld_exact": exact / max(melds, 1),
+        "meld_exact_not_squared": totals["plain_exact"] / max(totals["plain_total"], 1),
+        "squared_melds": totals["squared_total"],
+        "squared_default_guess_exact": totals["squared_exact"] / max(totals["squared_total"], 1),
+        "extra_melds": totals["extra_melds"],
+        "score_exact": totals["score_exact"] / n,
+        "score_exact_squared_counted": totals["score_exact_counted"] / n,
+        "score_refused": totals["score_refused"],
+        "scenes_with_squared": totals["has_squared"],
+        "misses": {k[4:]: v for k, v in sorted(totals.items()) if k.startswith("why:")},
+        "layout_ms_p50": statistics.median(times) if times else None,
+        "layout_ms_p95": float(np.percentile(times, 95)) if times else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes-dir", type=Path, help="directory with scene_*.json (+ photos)")
+    parser.add_argument("--generate", type=int, default=200, help="scenes to generate if no dir")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--source", nargs="+", default=["gt", "noisy"],
+                        choices=["gt", "noisy", "detector"])
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
+    print(f"# {len(scenes)} scenes from {args.scenes_dir or 'datasets.scene.make_scene'}; "
+          f"machine: {platform.machine()} {platform.processor() or ''} "
+          f"python {platform.python_version()}")
+    for source in args.source:
+        result = run(source, scenes, args.seed, args.verbose)
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
