@@ -160,6 +160,13 @@ def _augment(x, ang, gen):
         # rot90 with dims (H, W) turns the picture counter-clockwise: "up" becomes "left".
         out[m] = torch.rot90(x[m], q, dims=(2, 3))
     ang = torch.remainder(ang - 90.0 * k, 360.0)
+    # Far or blurry photos: a third of the crops lose resolution (down to 16-30 px and back).
+    soft = torch.rand(n, generator=gen) < 0.33
+    if soft.any():
+        side = int(torch.randint(16, 31, (1,), generator=gen))
+        small = torch.nn.functional.interpolate(out[soft], size=(side, side), mode="area")
+        out[soft] = torch.nn.functional.interpolate(small, size=x.shape[-2:], mode="bilinear",
+                                                    align_corners=False)
     gain = torch.empty(n, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
     bias = torch.empty(n, 1, 1, 1).uniform_(-0.15, 0.15, generator=gen)
     tint = torch.empty(n, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)

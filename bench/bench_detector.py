@@ -1,0 +1,288 @@
+"""Benchmark of the corner detector: accuracy on synthetic and real photos, and speed.
+
+`.venv/bin/python bench/bench_detector.py [--scenes build/scenes/test] [--real DIR]
+[--photo 12MP.jpg] [--torch-weights runs/detector/weights/best.pt]` prints one JSON report:
+
+- `synthetic`: on the unseen-design test split (scene JSON + images), corner mAP50
+  (15 rank classes, a corner matches a readable index, visible >= 0.6, at IoU >= 0.5;
+  detections on barely visible indices are ignored, as COCO does with "difficult"
+  boxes), the one-class index AP50, recall, and the rank accuracy of matched corners.
+- `real`: on the labelled real photos (card-level boxes, rank only), the share of
+  labelled cards with a detected corner of the right rank whose centre lies inside the
+  card's box, and false corners per photo (a corner whose centre is inside no labelled
+  card box of its rank).
+- `speed`: warm `detect_photo` of a 12-megapixel JPEG (decode included), p50/p90 of
+  `--runs`, and, in a separate process (torch slows onnxruntime down when both are loaded),
+  ultralytics' own PyTorch `predict` of the same detector weights on the same photo at
+  the same size; the ratio is theirs / ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
+from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
+
+MIN_VISIBLE = 0.6
+REAL_RANKS = {"nine": "9", "ten": "10", "jack": "J", "queen": "Q", "king": "K", "ace": "A"}
+
+
+def _rank_id(card: dict) -> int | None:
+    rank = str(card.get("rank") or "").upper()
+    if rank in CLASS_ID:
+        return CLASS_ID[rank]
+    token = str(card.get("card") or "").upper()
+    if token.startswith("3") and len(token) > 1:
+        return CLASS_ID["3R" if token[1] in "HDR" else "3B"]
+    return CLASS_ID.get(token[:-1]) if token else None
+
+
+def average_precision(scores: np.ndarray, tp: np.ndarray, n_gt: int) -> float:
+    """COCO-style 101-point interpolated AP from per-detection scores and TP flags."""
+    if n_gt == 0:
+        return float("nan")
+    order = np.argsort(-scores, kind="stable")
+    tp = tp[order].astype(float)
+    ctp, cfp = np.cumsum(tp), np.cumsum(1 - tp)
+    recall = ctp / n_gt
+    precision = ctp / np.maximum(ctp + cfp, 1e-9)
+    precision = np.maximum.accumulate(precision[::-1])[::-1] if len(precision) else precision
+    ap = 0.0
+    for r in np.linspace(0, 1, 101):
+        hit = np.searchsorted(recall, r, side="left")
+        ap += precision[hit] if hit < len(precision) else 0.0
+    return ap / 101
+
+
+def _match(det_boxes, det_scores, gt_boxes, ignore_boxes, iou_thr=0.5):
+    """Greedy matching by score: (tp flags, matched gt index per det or -1, ignored flags)."""
+    order = np.argsort(-det_scores, kind="stable")
+    used = np.zeros(len(gt_boxes), bool)
+    tp = np.zeros(len(det_boxes), bool)
+    ignored = np.zeros(len(det_boxes), bool)
+    gt_of = np.full(len(det_boxes), -1)
+    for i in order:
+        if len(gt_boxes):
+            ious = box_iou(det_boxes[i], gt_boxes)
+            ious[used] = -1
+            j = int(np.argmax(ious))
+            if ious[j] >= iou_thr:
+                used[j] = True
+                tp[i] = True
+                gt_of[i] = j
+                continue
+        if len(ignore_boxes) and box_iou(det_boxes[i], ignore_boxes).max() >= iou_thr:
+            ignored[i] = True
+    return tp, gt_of, ignored
+
+
+def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0) -> dict:
+    """Corner mAP50 (15 classes), index AP50, recall and rank accuracy on rendered scenes."""
+    files = sorted(scene_dir.rglob("scene_*.json"))[: limit or None]
+    per_class = {c: ([], [], 0) for c in range(len(INDEX_CLASSES))}
+    idx_scores, idx_tp, n_gt_total, rank_ok, matched = [], [], 0, 0, 0
+    angle_err = []
+    for f in files:
+        scene = json.loads(f.read_text())
+        gt_boxes, gt_cls, gt_ang, ign = [], [], [], []
+        for card in scene["cards"]:
+            cid = _rank_id(card)
+            for ind in card.get("indices", []):
+                if ind.get("visible", 1) >= MIN_VISIBLE and cid is not None:
+                    gt_boxes.append(ind["box"])
+                    gt_cls.append(cid)
+                    gt_ang.append(ind.get("angle", np.nan))
+                elif ind.get("visible", 1) >= 0.05:
+                    ign.append(ind["box"])
+        gt_boxes = np.asarray(gt_boxes, np.float32).reshape(-1, 4)
+        gt_cls = np.asarray(gt_cls, int)
+        ign = np.asarray(ign, np.float32).reshape(-1, 4)
+        corners, _ = detect_corners(f.with_name(scene["image"]["file"]), detector)
+        n_gt_total += len(gt_boxes)
+        # One-class: is an index found at all?
+        tp, gt_of, ignored = _match(corners.boxes, corners.confidence, gt_boxes, ign)
+        keep = ~ignored
+        idx_scores.append(corners.confidence[keep])
+        idx_tp.append(tp[keep])
+        m = gt_of >= 0
+        matched += int(m.sum())
+        rank_ok += int((corners.class_ids[m] == gt_cls[gt_of[m]]).sum())
+        d = (corners.angle[m] - np.asarray(gt_ang, float)[gt_of[m]] + 180) % 360 - 180
+        angle_err.append(np.abs(d))
+        # Per class (rank-aware) for mAP.
+        for c in range(len(INDEX_CLASSES)):
+            dm = corners.class_ids == c
+            gm = gt_cls == c
+            scores_c, tps_c, n_c = per_class[c]
+            # A corner of the wrong rank on a real index is a false positive of its class;
+            # only detections on barely visible indices are ignored.
+            tpc, _, ign_only = _match(corners.boxes[dm], corners.confidence[dm], gt_boxes[gm], ign)
+            k = ~ign_only
+            scores_c.append(corners.confidence[dm][k])
+            tps_c.append(tpc[k])
+            per_class[c] = (scores_c, tps_c, n_c + int(gm.sum()))
+    aps = {}
+    for c, (s, t, n) in per_class.items():
+        if n:
+            aps[INDEX_CLASSES[c]] = round(average_precision(np.concatenate(s), np.concatenate(t), n), 4)
+    all_err = np.concatenate(angle_err) if angle_err else np.zeros(0)
+    return {
+        "scenes": len(files), "indices": n_gt_total,
+        "map50": round(float(np.mean(list(aps.values()))), 4) if aps else None,
+        "index_ap50": round(average_precision(np.concatenate(idx_scores), np.concatenate(idx_tp),
+                                              n_gt_total), 4) if files else None,
+        "index_recall": round(matched / max(n_gt_total, 1), 4),
+        "rank_accuracy_matched": round(rank_ok / max(matched, 1), 4),
+        "angle_error_median_deg": round(float(np.median(all_err)), 1) if len(all_err) else None,
+        "quarter_turn_accuracy": round(float((all_err < 45).mean()), 4) if len(all_err) else None,
+        "ap50_per_rank": aps,
+    }
+
+
+def _real_labels(xml_path: Path) -> list[tuple[str, list[float]]]:
+    root = ET.parse(xml_path).getroot()
+    out = []
+    for obj in root.iter("object"):
+        name = obj.findtext("name", "").strip().lower()
+        bb = obj.find("bndbox")
+        box = [float(bb.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax")]
+        out.append((REAL_RANKS[name], box))
+    return out
+
+
+def evaluate_real(detector: OnnxDetector, folder: Path) -> dict:
+    """Share of labelled cards with a right-rank corner inside, false corners per photo."""
+    photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    cards = found = false = 0
+    per_rank: dict[str, list[int]] = {}
+    misses = []
+    for p in photos:
+        labels = _real_labels(p.with_suffix(".xml"))
+        corners, _ = detect_corners(p, detector)
+        centres, ranks = corners.centers, corners.ranks
+        for rank, (x1, y1, x2, y2) in labels:
+            inside = (centres[:, 0] >= x1) & (centres[:, 0] <= x2) & (centres[:, 1] >= y1) & (centres[:, 1] <= y2)
+            ok = any(r == rank for r, i in zip(ranks, inside, strict=True) if i)
+            cards += 1
+            found += ok
+            per_rank.setdefault(rank, [0, 0])
+            per_rank[rank][0] += ok
+            per_rank[rank][1] += 1
+            if not ok:
+                misses.append(p.name)
+        for (cx, cy), r in zip(centres, ranks, strict=True):
+            if not any(r == rank and x1 <= cx <= x2 and y1 <= cy <= y2
+                       for rank, (x1, y1, x2, y2) in labels):
+                false += 1
+    return {"photos": len(photos), "cards": cards,
+            "cards_with_right_corner": round(found / max(cards, 1), 4),
+            "false_corners_per_photo": round(false / max(len(photos), 1), 3),
+            "per_rank": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per_rank.items())},
+            "photos_with_a_miss": sorted(set(misses))[:20]}
+
+
+_TORCH_SNIPPET = r"""
+import os, sys, time, json, statistics
+os.environ.update(YOLO_OFFLINE="1", YOLO_AUTOINSTALL="0", YOLO_CONFIG_DIR=sys.argv[4])
+from ultralytics import YOLO
+model = YOLO(sys.argv[1])
+photo, imgsz, runs = sys.argv[2], int(sys.argv[3]), int(sys.argv[5])
+for _ in range(2):
+    model.predict(photo, imgsz=imgsz, device="cpu", verbose=False)
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    model.predict(photo, imgsz=imgsz, device="cpu", verbose=False)
+    times.append(time.perf_counter() - t)
+print(json.dumps({"p50_s": statistics.median(times), "runs": runs}))
+"""
+
+
+def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | None,
+          torch_python: Path) -> dict:
+    """Warm p50 of detect_photo on `photo` (decode included); ultralytics predict alongside."""
+    for _ in range(2):
+        detect_corners(photo, detector)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        corners, ph = detect_corners(photo, detector)
+        times.append(time.perf_counter() - t)
+    out = {"photo": str(photo), "size": f"{ph.width}x{ph.height}", "corners": len(corners),
+           "passes_long_side": list(detector.long_sides), "runs": runs,
+           "p50_s": round(statistics.median(times), 3),
+           "p90_s": round(float(np.percentile(times, 90)), 3)}
+    if torch_weights and torch_weights.exists() and torch_python.exists():
+        imgsz = max(detector.long_sides)
+        res = subprocess.run([str(torch_python), "-c", _TORCH_SNIPPET, str(torch_weights),
+                              str(photo), str(imgsz), str(ROOT / "build" / "ultralytics-config"),
+                              str(runs)], capture_output=True, text=True, cwd=ROOT)
+        if res.returncode == 0:
+            t = json.loads(res.stdout.strip().splitlines()[-1])
+            out["ultralytics_predict_p50_s"] = round(t["p50_s"], 3)
+            out["ultralytics_imgsz"] = imgsz
+            out["speedup_vs_ultralytics"] = round(t["p50_s"] / out["p50_s"], 2)
+        else:
+            out["ultralytics_error"] = res.stderr.strip().splitlines()[-1:]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected parts of the benchmark and print a JSON report."""
+    ap = argparse.ArgumentParser(prog="bench/bench_detector.py")
+    ap.add_argument("--models", type=Path, default=ROOT / "models")
+    ap.add_argument("--scenes", type=Path, default=ROOT / "build" / "scenes" / "test")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many scenes")
+    ap.add_argument("--real", type=Path,
+                    default=Path("/work/shared/data/real-photos/edje-pinochle/images/test"))
+    ap.add_argument("--photo", type=Path, default=None, help="12 MP JPEG for the speed test")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--torch-weights", type=Path, default=ROOT / "runs" / "detector" / "weights" / "best.pt")
+    ap.add_argument("--torch-python", type=Path, default=ROOT / ".venv-train" / "bin" / "python")
+    ap.add_argument("--parts", default="synthetic,real,speed")
+    ap.add_argument("--conf", type=float, default=None, help="override the detection threshold")
+    args = ap.parse_args(argv)
+
+    parts = set(args.parts.split(","))
+    report: dict = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                                "processor": platform.processor() or platform.machine(),
+                                "load_avg_at_start": [round(x, 2) for x in os.getloadavg()]},
+                    "command": " ".join([Path(sys.executable).name, *sys.argv])}
+    model_bytes = {p.name: p.stat().st_size for p in args.models.glob("*.onnx")}
+    report["model_files_mb"] = {k: round(v / 1e6, 2) for k, v in model_bytes.items()}
+    report["model_total_mb"] = round(sum(model_bytes.values()) / 1e6, 2)
+    detector = OnnxDetector(args.models, conf=args.conf)
+    if "synthetic" in parts and args.scenes.is_dir():
+        report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit)
+    if "real" in parts and args.real.is_dir():
+        report["real"] = evaluate_real(detector, args.real)
+    if "speed" in parts:
+        photo = args.photo
+        if photo is None:
+            big = [p for p in sorted(args.scenes.rglob("scene_*.jpg"))]
+            photo = big[0] if big else None
+        if photo is not None:
+            report["speed"] = speed(detector, photo, args.runs, args.torch_weights,
+                                    args.torch_python)
+    report["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
