@@ -175,8 +175,8 @@ def _load(module: str, command: str) -> ModuleType:
         return importlib.import_module(module)
     except ModuleNotFoundError as err:
         raise _Unavailable(
-            f"'{command}' is not available: module {err.name} is not installed"
-            f" (needed by {module}); run `bash scripts/serve.sh` or `pip install -e .`"
+            f"'{command}' is not available: module {err.name} is missing (needed by {module});"
+            " install the package with its dependencies (`bash scripts/serve.sh` does)"
         ) from None
 
 
