@@ -89,16 +89,20 @@ class GameClient:
         return f"/api/games/{self.id}{path}"
 
     def get(self, path: str = "", **kw: Any) -> Any:
-        return self.client.get(self.url(path), headers=self.headers, **kw)
+        return self.client.get(self.url(path), headers=self.headers | kw.pop("headers", {}),
+                               **kw)
 
     def post(self, path: str = "", **kw: Any) -> Any:
-        return self.client.post(self.url(path), headers=self.headers, **kw)
+        return self.client.post(self.url(path), headers=self.headers | kw.pop("headers", {}),
+                               **kw)
 
     def put(self, path: str = "", **kw: Any) -> Any:
-        return self.client.put(self.url(path), headers=self.headers, **kw)
+        return self.client.put(self.url(path), headers=self.headers | kw.pop("headers", {}),
+                               **kw)
 
     def delete(self, path: str = "", **kw: Any) -> Any:
-        return self.client.delete(self.url(path), headers=self.headers, **kw)
+        return self.client.delete(self.url(path), headers=self.headers | kw.pop("headers", {}),
+                               **kw)
 
     def new_deal(self, photo: bytes | None = None) -> dict[str, Any]:
         files = {"photo": ("table.jpg", photo, "image/jpeg")} if photo is not None else None
