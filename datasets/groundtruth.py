@@ -116,10 +116,11 @@ class GroundTruthDetector:
 # hand-placed scenes for unit tests
 
 CARD_H = 300.0
-ASPECT = 0.70
-INDEX_H = 56.0      # index box height in pixels for CARD_H (rank + suit pip)
-INDEX_W = 30.0
-INDEX_AT = (0.10, 0.12)  # index centre from the card's top-left, fractions of width, height
+ASPECT = 0.714
+# The data engine's generic design: index box (0.03, 0.025)-(0.17, 0.25) of the card.
+INDEX_H = 0.225 * CARD_H  # index box height (rank + suit pip)
+INDEX_W = 0.14 * ASPECT * CARD_H
+INDEX_AT = (0.10, 0.1375)  # index centre from the card's top-left, fractions of width, height
 
 
 def _rotate(points: np.ndarray, angle: float) -> np.ndarray:

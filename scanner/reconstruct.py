@@ -16,8 +16,9 @@ around, so both predict the same card centre; that symmetry is what pairs them.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -44,10 +45,10 @@ class CardGeometry:
     the card size per photo from the fully visible cards it finds.
     """
 
-    card_height: float = 5.2
-    aspect: float = 0.70
+    card_height: float = 4.5
+    aspect: float = 0.71
     index_x: float = 0.10
-    index_y: float = 0.12
+    index_y: float = 0.135
     pair_tolerance: float = 0.16      # centre disagreement allowed, in card heights
     angle_tolerance: float = 15.0     # degrees between the two indices of one card
     side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
@@ -342,20 +343,30 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
                  angle_known: np.ndarray) -> list[CardReading]:
     left_c, right_c = _card_centres(corners.centers.astype(float), angles, card_h, geo)
     ranks = corners.ranks
+    confidence = corners.confidence.tolist()
+    rank_conf = corners.rank_confidence.tolist()
+    angle_list = angles.tolist()
     cards = []
     for group in groups:
-        ref = angles[group[0]]
+        ref = angle_list[group[0]]
         centre = np.mean([(right_c if kind[m] else left_c)[m] for m in group], axis=0)
         # card angle: flipped indices (bottom corners) point the other way
-        card_angles = [angles[m] if _angle_diff(angles[m], ref) <= 90 else angles[m] + 180
-                       for m in group]
-        card_angle = _circular_mean(np.array(card_angles), corners.confidence[group])
+        flipped = [abs((angle_list[m] - ref + 180.0) % 360.0 - 180.0) > 90 for m in group]
+        sx = sy = 0.0
+        for m, flip in zip(group, flipped, strict=True):
+            a = math.radians(angle_list[m] + (180.0 if flip else 0.0))
+            sx += confidence[m] * math.cos(a)
+            sy += confidence[m] * math.sin(a)
+        card_angle = math.degrees(math.atan2(sy, sx)) % 360.0
         votes: dict[str, float] = defaultdict(float)
         for m in group:
-            votes[ranks[m]] += float(corners.rank_confidence[m])
+            votes[ranks[m]] += rank_conf[m]
         rank = max(votes, key=votes.get)
-        agree = [m for m in group if ranks[m] == rank]
-        conf = 1.0 - float(np.prod(1.0 - corners.confidence[agree] * 0.999))
+        miss = 1.0
+        for m in group:
+            if ranks[m] == rank:
+                miss *= 1.0 - confidence[m] * 0.999
+        conf = 1.0 - miss
         notes = []
         if len(votes) > 1:
             conf *= votes[rank] / sum(votes.values())
@@ -363,43 +374,39 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
         if not angle_known[group].any():
             conf *= 0.8
             notes.append("orientation unknown")
-        flips = {_angle_diff(angles[m], ref) > 90 for m in group}
         cards.append(CardReading(rank=rank, corner_ids=sorted(group),
                                  center=(float(centre[0]), float(centre[1])),
                                  angle=card_angle, confidence=conf,
-                                 fully_visible=len(flips) == 2, notes=notes))
+                                 fully_visible=len(set(flipped)) == 2, notes=notes))
     return cards
 
 
-def _calibrate_card_height(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
-                           geo: CardGeometry) -> float:
-    """Card height in index heights, measured from this photo's fully visible cards.
+def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
+               geo: CardGeometry) -> CardGeometry:
+    """Card height (in index heights) and aspect, measured from this photo's whole cards.
 
-    The two opposite indices of a card are `card_h * (1 - 2 * index_y)` apart along the
-    card's up axis, so same-rank corners facing opposite ways, side by side across the
-    card, give the card size directly; fall back to the prior when there are none.
+    The top-left and bottom-right indices of a card are `(1 - 2 * index_x)` card widths
+    across and `(1 - 2 * index_y)` card heights down from each other, so same-rank corners
+    facing opposite ways at about that offset give this deck's size directly; fall back
+    to the prior when the photo shows none.
     """
     centres = corners.centers.astype(float)
-    ratios = []
-    for i in range(len(corners)):
-        for j in range(i + 1, len(corners)):
-            if corners.class_ids[i] != corners.class_ids[j]:
-                continue
-            if abs(_angle_diff(angles[i], angles[j]) - 180) > 12:
-                continue
-            up, right = _unit_vectors(np.array([angles[i]]))
-            v = centres[j] - centres[i]
-            along = float(-(v @ up[0]))   # how far "down" the card j lies from i
-            across = float(v @ right[0])
-            h = (index_h[i] + index_h[j]) / 2
-            ch = along / (1 - 2 * geo.index_y) / h
-            cw = across / (1 - 2 * geo.index_x) / h
-            if 0.6 * geo.card_height < ch < 1.6 * geo.card_height and \
-                    abs(cw / max(ch, 1e-6) - geo.aspect) < 0.15:
-                ratios.append(ch)
-    if len(ratios) >= 2:
-        return float(np.median(ratios))
-    return geo.card_height
+    same = corners.class_ids[:, None] == corners.class_ids[None, :]
+    opposite = np.abs(_angle_diff(angles[:, None], angles[None, :]) - 180) < 12
+    ii, jj = np.nonzero(np.triu(same & opposite, 1))
+    if len(ii) == 0:
+        return geo
+    up, right = _unit_vectors(angles[ii])
+    v = centres[jj] - centres[ii]
+    h = (index_h[ii] + index_h[jj]) / 2
+    ch = -(v * up).sum(axis=1) / (1 - 2 * geo.index_y) / h
+    cw = (v * right).sum(axis=1) / (1 - 2 * geo.index_x) / h
+    plausible = (ch > 0.6 * geo.card_height) & (ch < 1.6 * geo.card_height)
+    plausible &= np.abs(cw / np.maximum(ch, 1e-6) - geo.aspect) < 0.15
+    if not plausible.any():
+        return geo
+    return replace(geo, card_height=float(np.median(ch[plausible])),
+                   aspect=float(np.median(cw[plausible] / ch[plausible])))
 
 
 # ---------------------------------------------------------------------------------------
@@ -571,8 +578,8 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         return TableReading([], [], [0, 0], [], (0.0, 0.0))
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
-    ratio = _calibrate_card_height(corners, angles, index_h, geo)
-    card_h = index_h * ratio
+    geo = _calibrate(corners, angles, index_h, geo)
+    card_h = index_h * geo.card_height
     groups, kind = _pair_corners(corners, angles, card_h, geo)
     cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
     typical_h = float(np.median(card_h))
