@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from scanner.cards import NATURAL_RANKS, parse_card
-from scanner.deal import DealLayout
+from scanner.deal import DealLayout, RuleViolation
 from scanner.scoring import score_deal, score_layout_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
@@ -70,6 +70,18 @@ def test_wild_added_to_a_natural_canasta_drops_its_bonus_to_300():
 def test_mixed_canasta_with_three_wilds():
     score = team_score({"melds": [["Q"] * 4 + ["JK", "2", "2"]]})
     assert (score["card_points"], score["canasta_bonus"]) == (40 + 90, 300)
+
+
+def test_a_canasta_has_at_least_four_natural_cards():
+    # canasta-score-app: "A seven-card canasta needs at least four natural cards."
+    score = team_score({"melds": [["9"] * 4 + ["2", "2", "JK"]], "went_out": True})
+    assert (score["mixed_canastas"], score["canasta_bonus"], score["card_points"]) == (1, 300, 130)
+    try:
+        team_score({"melds": [["9"] * 3 + ["2", "2", "2", "JK"]]})
+    except RuleViolation as err:
+        assert err.rule == "meld-max-wilds"
+    else:
+        raise AssertionError("three naturals and four wilds were scored")
 
 
 def test_natural_cards_added_to_a_canasta_only_add_their_points():
