@@ -24,6 +24,9 @@ CANASTA_SIZE = 7
 BLACK_THREE_GROUP_MAX = 4
 """Black threes melded when going out: a group of three or four."""
 
+MOST_COPIES = 12
+"""Most cards of one rank any pack holds (three decks): a sanity cap on counts in a layout."""
+
 
 class LayoutError(ValueError):
     """A layout that cannot be read as a deal (wrong shape, unknown card, bad number)."""
@@ -172,6 +175,9 @@ class Meld:
         except CardError as err:
             raise _violation("unknown-card", where, str(err)) from None
         naturals = _as_count(data.get("naturals", 0), f"{where} naturals")
+        if naturals > MOST_COPIES:
+            # Refused before the cards are built, so a huge count cannot exhaust memory.
+            raise _violation("pack-copies", where, f"{naturals} naturals; no pack holds {MOST_COPIES + 1}")
         wild_tokens = data.get("wilds", [])
         if wild_tokens is None:
             wild_tokens = []
@@ -263,6 +269,8 @@ class TeamLayout:
             red_threes = len(red_cards)
         else:
             red_threes = _as_count(red_data, f"{label} red_threes")
+            if red_threes > MOST_COPIES:
+                raise _violation("pack-copies", f"{label} red_threes", f"{red_threes} red threes")
 
         went_out = _as_flag(data.get("went_out"), f"{label} went_out")
         concealed = _as_flag(data.get("concealed"), f"{label} concealed")

@@ -227,6 +227,13 @@ def test_more_copies_than_the_pack_holds(us, them, card):
     assert f"card {card}" in err.where
 
 
+@pytest.mark.parametrize(
+    "us", [{"melds": [{"rank": "K", "naturals": 10**12}]}, {"red_threes": 10**12}]
+)
+def test_huge_counts_are_refused_before_cards_are_built(us):
+    assert refusal(layout(us)).rule == "pack-copies"
+
+
 def test_a_full_pack_of_kings_is_fine():
     result = score_layout_json(layout({"melds": [["KH", "KH", "KS", "KS", "K", "K"]]}, {"hand": ["K", "K"]}))
     assert result["teams"][0]["card_points"] == 60
