@@ -1,0 +1,117 @@
+"""The page end to end in headless Chromium (Debian's, driven by Playwright for Python):
+start a game, photograph the table, fix one card by tapping it on the photo, confirm,
+and read the totals on the scoreboard. The server is the real app on a loopback port,
+with a ground-truth detector double instead of the ONNX model."""
+
+from __future__ import annotations
+
+import io
+import socket
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import uvicorn
+from PIL import Image
+
+from api.app import create_app
+from api.settings import Settings
+from datasets.groundtruth import GroundTruthDetector, column, scene_from_placements
+from scanner.scoring import score_layout_json
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+W, H = 800, 600
+
+
+def table_scene() -> dict:
+    """Us: K K K 2 and a red three (near the camera); Them: 8 8 8 across the table."""
+    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
+             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
+             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
+    return scene_from_placements(cards, W, H, card_h=120)
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    app = create_app(Settings(data_dir=tmp_path / "data", load_model=False),
+                     detector=GroundTruthDetector(table_scene()))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+    app.state.engine.dispose()
+
+
+@pytest.fixture
+def page():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing (source scripts/ci-services.sh)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        yield pg
+        context.close()
+        browser.close()
+
+
+def test_photo_correct_confirm_totals(server: str, page, tmp_path: Path) -> None:
+    photo = tmp_path / "table.jpg"
+    buf = io.BytesIO()
+    Image.fromarray(np.full((H, W, 3), (30, 110, 50), np.uint8)).save(buf, format="JPEG")
+    photo.write_bytes(buf.getvalue())
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(server + "/")
+    page.fill("#team0", "Us")
+    page.fill("#team1", "Them")
+    page.click("#create-game")
+    page.wait_for_selector("#view-game:not([hidden])")
+    assert page.inner_text("[data-testid=total-0]") == "0"
+
+    page.set_input_files("#photo-input", str(photo))
+    page.wait_for_selector("#view-deal:not([hidden])")
+    page.wait_for_selector("#boxes rect")
+    # Every card read on the photo is boxed: 4 + 3 melded, 1 red three.
+    assert page.locator("#boxes rect").count() == 8
+    us = page.locator(".team-block[data-team='0'] .meld .chip")
+    assert us.all_inner_texts()[:4] == ["K", "K", "K", "2"]
+
+    # The two was really a king: tap it on the photo, pick K.
+    two_id = us.nth(3).get_attribute("data-card-id")
+    page.click(f"#boxes rect[data-card-id='{two_id}']")
+    page.wait_for_selector("#editor:not([hidden])")
+    page.click("#rank-grid button[data-rank='K']")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll(\".team-block[data-team='0'] .meld .chip\")]"
+        ".slice(0, 4).map(c => c.textContent).join(' ') === 'K K K K'")
+
+    expected = score_layout_json({"teams": [
+        {"name": "Us", "melds": [["K", "K", "K", "K"]], "red_threes": 1},
+        {"name": "Them", "melds": [["8", "8", "8"]]}]})
+    assert page.inner_text("[data-testid=deal_score-0]") == str(expected["teams"][0]["deal_score"])
+    page.click("#confirm")
+    page.wait_for_selector("#view-game:not([hidden])")
+    page.wait_for_selector("#history tbody tr")
+    totals = [page.inner_text(f"[data-testid=total-{i}]") for i in (0, 1)]
+    assert totals == [str(t["total_after"]) for t in expected["teams"]] == ["140", "30"]
+    assert "confirmed" in page.inner_text("#history tbody tr")
+    assert errors == []
