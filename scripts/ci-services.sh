@@ -16,7 +16,7 @@ _canasta_ci_services() {
     fi
 
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-    pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
     [ -n "$pg_bin" ] && [ -x "$pg_bin/postgres" ] || missing+=(postgresql)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "ci-services: installing ${missing[*]} with apt" >&2
@@ -30,7 +30,7 @@ _canasta_ci_services() {
         $sudo apt-get update -q </dev/null >&2 || return 1
         $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2 \
             || { echo "ci-services: apt-get install ${missing[*]} failed" >&2; return 1; }
-        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
     fi
     command -v chromium >/dev/null 2>&1 \
         || { echo "ci-services: chromium is not installed" >&2; return 1; }
