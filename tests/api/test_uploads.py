@@ -233,3 +233,45 @@ def test_page_is_served(client) -> None:
     r = client.get("/")
     assert r.status_code == 200 and "text/html" in r.headers["content-type"]
     assert "canasta" in r.text.lower()
+
+
+def test_healthz_turns_ready_when_the_model_has_loaded(settings, monkeypatch) -> None:
+    import threading
+
+    from api_helpers import FakeDetector
+    from fastapi.testclient import TestClient
+
+    import scanner.detector
+    from api.app import create_app
+
+    release = threading.Event()
+
+    def slow_model():
+        release.wait(10)
+        return FakeDetector()
+
+    monkeypatch.setattr(scanner.detector, "default_detector", slow_model)
+    app = create_app(settings.model_copy(update={"load_model": True}))
+    with TestClient(app) as client:
+        assert client.get("/healthz").status_code == 503
+        release.set()
+        for _ in range(100):
+            if client.get("/healthz").status_code == 200:
+                break
+            threading.Event().wait(0.05)
+        assert client.get("/healthz").json() == {"status": "ok"}
+    app.state.engine.dispose()
+
+    def no_model():
+        raise FileNotFoundError("models/detector.onnx")
+
+    monkeypatch.setattr(scanner.detector, "default_detector", no_model)
+    app = create_app(settings.model_copy(update={"load_model": True}))
+    with TestClient(app) as client:
+        for _ in range(100):
+            if client.get("/healthz").json()["status"] == "error":
+                break
+            threading.Event().wait(0.05)
+        r = client.get("/healthz")
+        assert r.status_code == 503 and "detector.onnx" in r.json()["detail"]
+    app.state.engine.dispose()
