@@ -591,6 +591,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
             cards[i].team = stack_team[k]
             if stack_conf[k] < 1.0:
                 cards[i].confidence *= 0.6 + 0.4 * stack_conf[k]
+    _fix_misreads(cards, stacks)
     _infer_hidden_cards(cards, stacks, typical_h)
     review: list[dict] = []
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
@@ -606,6 +607,35 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     review.sort(key=lambda r: (r["priority"], r["kind"]))
     return TableReading(cards, melds, red_threes, review,
                         (typical_h * geo.aspect, typical_h))
+
+
+def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
+    """Relabel a lone odd rank inside a column of another rank: almost always a misread.
+
+    Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
+    X overlapping a stack of rank R is most likely an R read wrong, unless it was read
+    with high confidence and the team has X cards elsewhere. It is noted for review.
+    """
+    team_ranks: Counter = Counter((c.team, c.rank) for c in cards if c.team is not None)
+    for stack in stacks:
+        team = cards[stack[0]].team
+        if team is None:
+            continue
+        counts = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
+        if not counts:
+            continue
+        rank, n = counts.most_common(1)[0]
+        if rank in ("3R", "3B") or n < 2 or n < 2 * (sum(counts.values()) - n):
+            continue
+        for i in stack:
+            card = cards[i]
+            if card.is_wild or card.rank == rank or counts[card.rank] > 1:
+                continue
+            if team_ranks[(team, card.rank)] > 1 and card.confidence > 0.95:
+                continue  # sure of its rank, and that rank has a meld elsewhere
+            card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
+            card.rank = rank
+            card.confidence *= 0.5
 
 
 def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
@@ -655,12 +685,63 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             if m < 2 or abs(gap - m * step) > 0.3 * step:
                 continue
             start = np.array(cards[stack[order[g]]].center)
-            for extra in range(1, m):
-                cards.append(CardReading(
-                    rank=rank, corner_ids=[], center=tuple(start + direction * step * extra),
-                    angle=angle, confidence=0.3, fully_visible=False, stack=k, team=team,
-                    notes=[f"hidden card inferred from a gap in the {kind}: counted as a {rank}"]))
-                stack.append(len(cards) - 1)
+            # between two wilds the hidden card is most likely a wild too; else a natural
+            before, after = cards[stack[order[g]]], cards[stack[order[g + 1]]]
+            guess = "2" if before.is_wild and after.is_wild else rank
+            _add_hidden(cards, stack, k, team, guess, angle,
+                        [start + direction * step * extra for extra in range(1, m)],
+                        f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
+        if kind == "column":
+            _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+def _add_hidden(cards: list[CardReading], stack: list[int], k: int, team: int, rank: str,
+                angle: float, centres: list[np.ndarray], note: str) -> None:
+    for centre in centres:
+        cards.append(CardReading(rank=rank, corner_ids=[], center=(float(centre[0]),
+                                                                   float(centre[1])),
+                                 angle=angle, confidence=0.3, fully_visible=False, stack=k,
+                                 team=team, notes=[note]))
+        stack.append(len(cards) - 1)
+
+
+def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: int, rank: str,
+                        angle: float, step: float, card_h: float) -> None:
+    """Add the first cards of a column that starts whole steps below its neighbours.
+
+    Melds of one row start level (the first card of each column, a squared canasta, a
+    row of cards all sit on one line), so a column whose first visible card is m steps
+    lower than its neighbours' first cards has m cards hidden above it.
+    """
+    stack = stacks[k]
+    team = cards[stack[0]].team
+    up, right = _unit_vectors(np.array([angle]))
+    up, right = up[0], right[0]
+    pts = np.array([cards[i].center for i in stack])
+    start = float((-(pts @ up)).min())
+    lateral = float((pts @ right).mean())
+    neighbour_starts = []
+    for j, other in enumerate(stacks):
+        if j == k or cards[other[0]].team != team:
+            continue
+        o = np.array([cards[i].center for i in other])
+        o_start = float((-(o @ up)).min())
+        o_lateral = o @ right
+        near = np.abs(o_lateral - lateral).min() < 2.5 * card_h
+        if near and -0.5 * card_h < start - o_start < 0.6 * card_h:
+            neighbour_starts.append(o_start)
+    if not neighbour_starts:
+        return
+    reference = float(np.median(neighbour_starts))
+    m = int(round((start - reference) / step))
+    tolerance = 0.3 if len(neighbour_starts) > 1 else 0.2
+    if m < 1 or abs(start - reference - m * step) > tolerance * step:
+        return
+    first = pts[int(np.argmin(-(pts @ up)))]
+    _add_hidden(cards, stack, k, team, rank, angle,
+                [first + up * step * extra for extra in range(1, m + 1)],
+                f"hidden card inferred above a column that starts below its neighbours: "
+                f"counted as a {rank}")
 
 
 def _item(kind: str, priority: float, message: str, **extra) -> dict:

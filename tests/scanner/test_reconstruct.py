@@ -232,3 +232,58 @@ def test_layout_is_scored_by_the_scoring_engine():
     score = score_layout_json(layout)
     assert score["teams"][0]["deal_score"] == 70 + 500 + 100
     assert score["teams"][1]["deal_score"] == 30
+
+
+def test_row_of_one_rank_on_a_two_index_deck_is_not_paired_across():
+    # TL indices of cards three apart in a row sit where a four-index deck's TR would
+    step = 0.27 * 0.714 * CARD_H
+    row = [{"card": c, "x": 1000 + k * step, "y": 2000, "angle": 0.0}
+           for k, c in enumerate(["7H", "7S", "7C", "7D", "7H", "7S"])]
+    _, reading = read(row)
+    assert team_melds(reading, 0) == [["7"] * 6]
+    assert len(reading.cards) == 6
+
+
+def test_card_hidden_in_a_column_gap_is_inferred_and_flagged():
+    table = column(["KH", "KS", "KD", "KC", "KH"], 1000, 1700) + column(
+        ["9H", "9S", "9D", "9C"], 1500, 1700)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][2]["indices"][0]["visible"] = 0.0  # a coin on the third king's index
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["K"] * 5
+    hidden = [c for c in reading.cards if not c.corner_ids]
+    assert len(hidden) == 1 and hidden[0].confidence < 0.5
+    assert any("hidden card" in r["message"] for r in reading.review)
+
+
+def test_first_card_hidden_is_inferred_from_the_neighbouring_columns():
+    table = (column(["KH", "KS", "KD", "KC"], 1000, 1700)
+             + column(["9H", "9S", "9D", "9C"], 1500, 1700)
+             + column(["5H", "5S", "5D"], 2000, 1700))
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0  # the first nine is under a finger
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["K"] * 4, ["9"] * 4, ["5"] * 3]
+
+
+def test_misread_rank_inside_a_column_is_counted_as_the_column():
+    corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1000, 1700))
+    class_ids = corners.class_ids.copy()
+    class_ids[1] = 1  # the second queen read as a king
+    conf = corners.confidence.copy()
+    conf[1] = 0.55
+    misread = Corners(corners.boxes, class_ids, conf, corners.angle)
+    reading = read_table(misread, (W, H))
+    assert team_melds(reading, 0) == [["Q"] * 5]
+    assert any("read as K" in r["message"] for r in reading.review)
+
+
+def test_different_deck_proportions_are_calibrated_from_the_photo():
+    # cards twice as big as the test deck's default, four-index deck
+    big = 2 * CARD_H
+    table = column(["AH", "AS", "AD", "2C"], 1200, 1000, card_h=big) + column(
+        ["6H", "6S", "6D"], 2500, 1000, card_h=big)
+    scene = scene_from_placements(table, W, H, card_h=big, four_indices=True)
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["A", "A", "A", "2"], ["6", "6", "6"]]
+    assert abs(reading.card_size[1] - big) < 0.1 * big
