@@ -135,6 +135,7 @@ def create_app(settings: Settings | None = None, *, detector: Any = None) -> Fas
     app.state.photo_store = PhotoStore(settings.data_dir / "photos")
     app.state.detector = detector
     app.state.scan = scan  # photo -> contract scan JSON; tests may swap in a fixed reading
+    app.state.scan_slots = threading.BoundedSemaphore(max(1, settings.scan_concurrency))
     app.state.model_error = None
 
     @app.exception_handler(ServiceError)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, TypeDecorator, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from api.db import Base
@@ -24,6 +24,27 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator):
+    """A UTC timestamp that reads back timezone-aware on every database.
+
+    SQLite keeps no time zone, so without this the same column would read back naive
+    there and aware on PostgreSQL, and the API would print two formats.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
 class Game(Base):
     """A game of Canasta played to a target by two or three teams."""
 
@@ -32,7 +53,7 @@ class Game(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64))
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     teams: Mapped[list[Team]] = relationship(
         back_populates="game", order_by="Team.index", cascade="all, delete-orphan")
@@ -71,8 +92,8 @@ class Deal(Base):
     number: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(12), default="draft")
     version: Mapped[int] = mapped_column(Integer, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     proposed: Mapped[dict[str, Any]] = mapped_column(JSON)
     corrections: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     table: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -101,6 +122,6 @@ class Scan(Base):
     height: Mapped[int] = mapped_column(Integer)
     team: Mapped[int | None] = mapped_column(Integer, default=None)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     deal: Mapped[Deal] = relationship(back_populates="scans")

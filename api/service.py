@@ -16,6 +16,7 @@ import secrets
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from api import table as tables
@@ -172,7 +173,11 @@ def new_deal(session: Session, game: Game, proposed: dict[str, Any]) -> Deal:
                 outcome={"teams": [{"went_out": False, "concealed": False, "hand": [],
                                     "hand_points": None} for _ in game.teams]})
     game.deals.append(deal)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as exc:  # another deal took this number at the same moment
+        session.rollback()
+        raise ServiceError(409, "another deal was started at the same moment; reload") from exc
     return deal
 
 

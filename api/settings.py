@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     load_model: bool = True
     """Load the bundled detector at startup (tests inject a fake detector instead)."""
 
+    scan_concurrency: int = 2
+    """Photos decoded and scanned at once; more would only thrash memory on a small machine."""
+
     view_long_side: int = 1600
     """Long side of the JPEG the page shows (phones cannot show HEIC; 12 MP is too heavy)."""
 

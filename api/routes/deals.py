@@ -38,10 +38,11 @@ def _scan_upload(request: Request, settings: Settings, upload: UploadFile, deal:
     photos.check_content_type(upload.content_type)
     data = photos.read_limited(upload.file, settings.max_photo_bytes)
     detector = get_detector(request)
-    decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
-                            photos.decode_long_side(detector, settings.view_long_side))
-    result = request.app.state.scan(decoded, detector)
-    sha, ext = request.app.state.photo_store.put(data, decoded, settings.view_long_side)
+    with request.app.state.scan_slots:
+        decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
+                                photos.decode_long_side(detector, settings.view_long_side))
+        result = request.app.state.scan(decoded, detector)
+        sha, ext = request.app.state.photo_store.put(data, decoded, settings.view_long_side)
     seq = max((s.seq for s in deal.scans), default=0) + 1
     return Scan(seq=seq, photo_sha256=sha, photo_ext=ext, width=decoded.width,
                 height=decoded.height, team=team, result=result)

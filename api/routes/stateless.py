@@ -33,9 +33,11 @@ def scan(request: Request, settings: SettingsDep, detector: DetectorDep,
     """The same JSON as `canasta-scan scan --json`: image size, corners, cards, layout."""
     photos.check_content_type(photo.content_type)
     data = photos.read_limited(photo.file, settings.max_photo_bytes)
-    decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
-                            getattr(detector, "decode_long_side", None))
-    return JSONResponse(request.app.state.scan(decoded, detector))
+    with request.app.state.scan_slots:
+        decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
+                                getattr(detector, "decode_long_side", None))
+        result = request.app.state.scan(decoded, detector)
+    return JSONResponse(result)
 
 
 @router.post("/score", response_model=DealScore,

@@ -175,6 +175,9 @@ def test_confirm_scores_and_updates_totals(game) -> None:
     # 7 kings 70 + natural canasta 500 + red three 100 + going out 100; 9 9 JK 70 - Q 10.
     assert [t["total"] for t in state["teams"]] == [770, 60]
     assert state["deals"][0]["deal_scores"] == [770, 60]
+    # Times read back from either database are UTC with the zone said.
+    assert state["deals"][0]["confirmed_at"].endswith("Z")
+    assert state["deals"][0]["created_at"] < state["deals"][0]["confirmed_at"]
     assert state["game_over"] is False and state["winner"] is None
 
     # Confirming twice is refused and changes nothing.

@@ -144,18 +144,21 @@ def test_bad_photo_for_a_deal_stores_nothing(client, settings, scan_recorder) ->
     assert len(scan_recorder.photos) == 1
 
 
-def test_photos_are_stored_once_by_content_hash(client, settings) -> None:
+@pytest.mark.parametrize("fmt, ext", [("PNG", "png"), ("HEIF", "heic"), ("JPEG", "jpg")])
+def test_photos_are_stored_once_by_content_hash(client, settings, fmt, ext) -> None:
     game = make_game(client)
-    photo = photo_bytes("PNG")
+    photo = photo_bytes(fmt)
     first = game.new_deal(photo)
     second = game.new_deal(photo)
     assert first["photos"][0]["sha256"] == second["photos"][0]["sha256"]
     import hashlib
 
     sha = hashlib.sha256(photo).hexdigest()
-    assert stored_files(settings) == sorted([f"{sha}.png", f"{sha}.view.jpg"])
+    assert stored_files(settings) == sorted([f"{sha}.{ext}", f"{sha}.view.jpg"])
     r = game.get(first["photos"][0]["original_url"].removeprefix(game.url()))
     assert r.status_code == 200 and r.content == photo
+    view = game.get(first["photos"][0]["view_url"].removeprefix(game.url()))
+    assert Image.open(io.BytesIO(view.content)).format == "JPEG"  # phones cannot show HEIC
 
 
 def test_rescan_one_team_keeps_the_other_teams_corrections(client, scan_recorder) -> None:
