@@ -647,9 +647,12 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     naturals of the stack's rank. They are added with no corners, low confidence and a
     note for the review list.
     """
+    _join_split_columns(cards, stacks, card_h)
     steps_by_team: dict[int | None, list[float]] = defaultdict(list)
     lines = []
     for k, stack in enumerate(stacks):
+        if not stack:
+            continue
         team = cards[stack[0]].team
         ranks = _natural_ranks(cards, stack)
         if team is None or len(stack) < 2 or len(ranks) != 1 or "3R" in ranks:
@@ -695,6 +698,49 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
 
 
+def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_h: float) -> None:
+    """Join the two visible parts of one column whose middle is hidden (under a hand).
+
+    Two stacks of one team are one column when they point the same way, lie on one line,
+    their natural ranks agree, and the upper part's last card is covered (a column's
+    last card, fully visible, has nothing below it). The emptied stack stays as [].
+    """
+    changed = True
+    while changed:
+        changed = False
+        live = [k for k, s in enumerate(stacks) if s and cards[s[0]].team is not None]
+        for a in live:
+            for b in live:
+                if a == b or not stacks[a] or not stacks[b]:
+                    continue
+                if cards[stacks[a][0]].team != cards[stacks[b][0]].team:
+                    continue
+                ranks = _natural_ranks(cards, stacks[a] + stacks[b])
+                if len(ranks) > 1 or ranks & {"3R", "3B"}:
+                    continue
+                ang_a = _circular_mean(np.array([cards[i].angle for i in stacks[a]]))
+                ang_b = _circular_mean(np.array([cards[i].angle for i in stacks[b]]))
+                if _angle_diff(ang_a, ang_b) > 8:
+                    continue
+                up, right = _unit_vectors(np.array([ang_a]))
+                pa = np.array([cards[i].center for i in stacks[a]])
+                pb = np.array([cards[i].center for i in stacks[b]])
+                lateral = np.concatenate([pa @ right[0], pb @ right[0]])
+                if np.ptp(lateral) > 0.15 * card_h:
+                    continue
+                down_a, down_b = -(pa @ up[0]), -(pb @ up[0])
+                gap = down_b.min() - down_a.max()  # b below a
+                if not 0.2 * card_h < gap < 3.5 * card_h:
+                    continue
+                if cards[stacks[a][int(np.argmax(down_a))]].fully_visible:
+                    continue  # a's last card is whole: the column ends there
+                stacks[a].extend(stacks[b])
+                for i in stacks[b]:
+                    cards[i].stack = a
+                stacks[b] = []
+                changed = True
+
+
 def _add_hidden(cards: list[CardReading], stack: list[int], k: int, team: int, rank: str,
                 angle: float, centres: list[np.ndarray], note: str) -> None:
     for centre in centres:
@@ -722,8 +768,8 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
     lateral = float((pts @ right).mean())
     neighbour_starts = []
     for j, other in enumerate(stacks):
-        if j == k or cards[other[0]].team != team:
-            continue
+        if j == k or not other or cards[other[0]].team != team or cards[other[0]].rank == "3R":
+            continue  # red threes lie apart, a little off the meld line
         o = np.array([cards[i].center for i in other])
         o_start = float((-(o @ up)).min())
         o_lateral = o @ right
@@ -773,7 +819,7 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             naturals[(card.team, card.rank)].append(idx)
     # Left out: anything neither team owns (piles, strays), reported once per stack.
     for k, s in enumerate(stacks):
-        if stack_team[k] is None:
+        if stack_team[k] is None and s:
             labels = " ".join(cards[i].rank for i in s)
             review.append(_item("left_out", 0.9, f"left out (pile or stray, not facing "
                                 f"either team): {labels}", cards=list(s)))
@@ -799,6 +845,7 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             review.append(_item("lone_wild", 0.3, f"wild card {card.rank} (card {w}) is not "
                                 "in any meld", cards=[w], team=card.team))
 
+    on_table = Counter(c.rank for c in cards)
     melds: list[MeldReading] = []
     for (team, rank), ids in sorted(naturals.items(), key=lambda kv: (kv[0][0], min(kv[1]))):
         wild_ids = [w for w, home in wild_home.items() if home == (team, rank)]
@@ -807,12 +854,17 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                            wilds=[cards[w].rank for w in sorted(wild_ids)])
         meld_stacks = {cards[i].stack for i in member_ids}
         alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1
-        if alone:
-            # One visible card lying alone: a squared-up canasta seen from above.
+        # cards of this rank the pack still has for a squared canasta under this one
+        left = PACK_LIMITS.get(rank, 8) - (on_table[rank] - 1)
+        if alone and left >= 4:
+            # One visible card lying alone: a squared-up canasta seen from above. Guess the
+            # commonest (seven naturals), within what the pack can still hold.
             meld.squared = True
-            meld.naturals = 7
+            meld.naturals = min(7, left)
+            meld.wilds = ["2"] * (7 - meld.naturals)
             meld.confidence = 0.35 * cards[member_ids[0]].confidence
-            meld.problems.append("squared-up canasta: count it (guessed 7 naturals)")
+            meld.problems.append(f"squared-up canasta: count it (guessed {meld.naturals} "
+                                 f"naturals{', ' + str(len(meld.wilds)) + ' wilds' if meld.wilds else ''})")
             cards[member_ids[0]].role = ROLE_SQUARED
         elif meld.size < 3:
             for i in member_ids:
