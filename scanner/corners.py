@@ -89,7 +89,7 @@ class Corners:
     def to_json(self) -> list[dict]:
         """The contract's `corners` list: card, box, confidence, angle."""
         out = []
-        for box, rank, conf, ang in zip(self.boxes, self.ranks, self.confidence, self.angle):
+        for box, rank, conf, ang in zip(self.boxes, self.ranks, self.confidence, self.angle, strict=True):
             item = {"card": rank, "box": [round(float(v), 1) for v in box],
                     "confidence": round(float(conf), 4)}
             if not np.isnan(ang):
