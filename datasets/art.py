@@ -1,0 +1,625 @@
+"""Card art: find the installed decks, rasterize them, measure their indices, keep a manifest.
+
+Decks come from Debian `gnome-cards-data` and `kdegames-card-data-kf5` (one SVG holding
+every card, rendered element by element with librsvg through the system python's
+`gi`), and from the npm packages `@letele/playing-cards` (CC0, React components we
+turn back into SVG with node), `cardsJS` and `svg-cards`, packed into `build/npm/`. Each
+card is cropped to its own outline, resized to one size per design and stored as one
+RGBA array per design in `build/art/<design>.npy`; `build/art/manifest.json` records,
+per design, its source package, licence, card aspect, which corners carry an index,
+the index box (top-left index as fractions of the card, measured from the ink of the
+art), the split (about a fifth of the designs are held out for the test split) and
+whether its jokers were drawn by us. `python -m datasets.art --sheet docs/x.jpg`
+draws every design with its measured index boxes so anyone can check them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from datasets.scene import CardGeometry
+
+ROOT = Path(__file__).resolve().parent.parent
+ART_DIR = ROOT / "build" / "art"
+NPM_DIR = ROOT / "build" / "npm"
+CARD_HEIGHT = 512  # px of the cached art: a card is at most ~600 px tall in a 12 MP photo
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+RANKS = ("A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2")
+SUITS = ("S", "H", "D", "C")
+FACE_TOKENS = tuple(r + s for s in SUITS for r in RANKS)
+TOKENS = FACE_TOKENS + ("JK_red", "JK_black", "back")
+SUIT_NAME = {"S": "spade", "H": "heart", "D": "diamond", "C": "club"}
+RANK_NAME = {"A": "1", "K": "king", "Q": "queen", "J": "jack"}
+
+
+@dataclass(frozen=True)
+class DeckSource:
+    """Where one design's art comes from and how its cards are named."""
+
+    name: str
+    kind: str  # "gnome" | "kde" | "svg-cards" | "cardsjs" | "letele"
+    path: str  # svgz file, or folder of per-card SVGs
+    package: str
+    licence: str
+    corners: tuple[str, ...] = ("tl", "br")
+    joker_ids: tuple[str, str] | None = None  # (red, black) element ids; None: we draw jokers
+    joker_has_index: bool = True
+    back_id: str = "back"
+
+    def element_id(self, token: str) -> str | None:
+        """Element id (or file name) of a card token in this source."""
+        if token == "back":
+            return self.back_id
+        if token.startswith("JK"):
+            if self.joker_ids is None:
+                return None
+            return self.joker_ids[0] if token == "JK_red" else self.joker_ids[1]
+        rank, suit = token[:-1], token[-1]
+        if self.kind in ("gnome", "svg-cards"):
+            return f"{SUIT_NAME[suit]}_{RANK_NAME.get(rank, rank)}"
+        if self.kind == "kde":
+            return f"{RANK_NAME.get(rank, rank)}_{SUIT_NAME[suit]}"
+        if self.kind == "cardsjs":
+            return f"{rank}{suit}.svg"
+        if self.kind == "letele":
+            return f"{suit}{rank[0] if rank != '10' else '10'}.svg"
+        raise ValueError(self.kind)
+
+
+G = "/usr/share/aisleriot/cards/"
+K = "/usr/share/carddecks/"
+GNOME = ("gnome-cards-data", "GPL-3+")
+KDE = ("kdegames-card-data-kf5", "GPL-2+")
+GJ = ("joker_red", "joker_black")
+
+# Decks checked by eye (python -m datasets.art --preview): English indices A K Q J on
+# every card, French suits. Left out: konqi-modern (licence for KDE members only), the
+# German-suited and skat decks, decks whose court cards carry no index or use
+# non-English letters (e.g. French R D V), tarot-like and bitmap duplicates.
+SOURCES: tuple[DeckSource, ...] = (
+    DeckSource("letele", "letele", "letele", "@letele/playing-cards (npm)", "CC0-1.0",
+               joker_ids=("J1.svg", "J2.svg"), joker_has_index=False, back_id="B2.svg"),
+    DeckSource("cardsjs", "cardsjs", "cardsJS", "cardsJS (npm)", "LGPL-3.0", back_id="Red_Back.svg"),
+    DeckSource("svg-cards", "svg-cards", "svg-cards", "svg-cards (npm)", "LGPL-2.1", joker_ids=GJ),
+    DeckSource("anglo", "gnome", G + "anglo.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("anglo_poker", "gnome", G + "anglo_poker.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("anglo_modern", "gnome", G + "anglo_modern.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("gnomangelo", "gnome", G + "gnomangelo.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("neoclassical", "gnome", G + "neoclassical.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("paris", "gnome", G + "paris.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("plastic", "gnome", G + "plastic.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("simplistic", "gnome", G + "simplistic.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("tango", "gnome", G + "tango.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("tango_nuevo", "gnome", G + "tango_nuevo.svgz", *GNOME, corners=("tl",), joker_ids=GJ,
+               joker_has_index=False),
+    DeckSource("tigullio", "gnome", G + "tigullio.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("dondorf", "gnome", G + "dondorf.svgz", *GNOME, corners=("tl", "tr", "br", "bl"),
+               joker_ids=GJ, joker_has_index=False),
+    DeckSource("orell", "gnome", G + "orell.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("atlasnye", "gnome", G + "atlasnye.svgz", *GNOME, joker_ids=GJ, joker_has_index=False),
+    DeckSource("kde-standard", "kde", K + "svg-standard/standard.svgz", *KDE),
+    DeckSource("kde-oxygen", "kde", K + "svg-oxygen/oxygen.svgz", *KDE, corners=("tr",)),
+    DeckSource("kde-oxygen-air", "kde", K + "svg-oxygen-air/oxygen-air.svgz", *KDE, corners=("tr",),
+               joker_ids=("joker", "joker"), joker_has_index=False),
+    DeckSource("kde-oxygen-white", "kde", K + "svg-oxygen-white/oxygen-white.svgz", *KDE, corners=("tr",),
+               joker_ids=("joker", "joker"), joker_has_index=False),
+    DeckSource("kde-nicu-white", "kde", K + "svg-nicu-white/white.svgz", *KDE, joker_ids=("red_joker", "black_joker")),
+    DeckSource("kde-nicu-ornamental", "kde", K + "svg-nicu-ornamental/ornamental.svgz", *KDE,
+               joker_ids=("red_joker", "black_joker")),
+    DeckSource("kde-penguins", "kde", K + "svg-penguins/penguins.svgz", "kdegames-card-data-kf5", "GPL-3+"),
+    DeckSource("kde-jolly-royal", "kde", K + "svg-jolly-royal/jolly-royal.svgz", *KDE),
+    DeckSource("kde-tigullio-international", "kde", K + "svg-tigullio-international/tigullio-international.svgz",
+               "kdegames-card-data-kf5", "LGPL-2+"),
+)
+
+# Installed decks left out after looking at them (python -m datasets.art --preview).
+EXCLUDED: dict[str, str] = {
+    "konqi-modern": "licence for KDE members only",
+    "berlin, lattmann, rheinland, kde-xskat-french": "German court letters (K D B)",
+    "ancient_french": "French court letters (R D V)",
+    "slavic_costumes": "Cyrillic court letters",
+    "swiss-xvii, kde-xskat-german, tarocco": "non-French suits",
+    "guyenne-classic": "court cards carry no rank index",
+    "bellot": "same art as svg-cards", "ornamental (gnome)": "same art as kde-nicu-ornamental",
+    "kde-gm-paris": "same art as paris", "kde-dondorf": "same art as dondorf",
+    "anglo_bitmap, gnomangelo_bitmap, *_4_color, atlasnye_skat, Атласные": "variants of kept decks",
+    "kde-future": "librsvg renders it broken", "kde-ancient-egyptians": "librsvg runs out of memory",
+}
+
+# Designs held out for the test split (about a fifth), spread over the sources and styles.
+TEST_DESIGNS: frozenset[str] = frozenset(
+    {"anglo_modern", "tango", "orell", "kde-oxygen-white", "kde-penguins"})
+
+
+# ----------------------------------------------------------------------------- fetching
+
+def _npm_package_dir(spec: str, folder: str) -> Path:
+    """Unpacked npm package (npm pack into build/npm, once)."""
+    target = NPM_DIR / folder / "package"
+    if target.exists():
+        return target
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is missing: apt-get install npm (needed to fetch the card decks)")
+    NPM_DIR.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(["npm", "pack", spec, "--silent"], cwd=NPM_DIR, capture_output=True,
+                         text=True, check=True).stdout.strip().splitlines()[-1]
+    (NPM_DIR / folder).mkdir(exist_ok=True)
+    subprocess.run(["tar", "xzf", out, "-C", folder], cwd=NPM_DIR, check=True)
+    return target
+
+
+# React.createElement -> SVG text, so the CC0 React components become plain SVG files
+_LETELE_JS = r"""
+const fs = require('fs');
+const src = fs.readFileSync(process.argv[2], 'utf8');
+const out = process.argv[3];
+const keep = new Set(['viewBox','preserveAspectRatio','patternUnits','gradientUnits',
+  'gradientTransform','patternTransform','clipPathUnits','markerWidth','markerHeight']);
+function attr(k) {
+  if (k === 'className') return 'class';
+  if (k === 'xlinkHref') return 'xlink:href';
+  if (k === 'xmlnsXlink') return 'xmlns:xlink';
+  if (k === 'xmlSpace') return 'xml:space';
+  if (keep.has(k)) return k;
+  return k.replace(/[A-Z]/g, m => '-' + m.toLowerCase());
+}
+function esc(s) { return String(s).replace(/&/g,'&amp;').replace(/</g,'&lt;').replace(/"/g,'&quot;'); }
+const React = { createElement(tag, props, ...kids) {
+  let a = '';
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === null || v === undefined || k === 'title' || k === 'titleId') continue;
+    a += ` ${attr(k)}="${esc(v)}"`;
+  }
+  const inner = kids.flat().filter(k => k !== null && k !== undefined && k !== false).join('');
+  return `<${tag}${a}>${inner}</${tag}>`;
+}};
+let body = src.replace(/^import .*$/mg, '');
+const m = body.match(/export \{([^}]*)\};?/);
+body = body.replace(/export \{[^}]*\};?/, '');
+const names = m[1].split(',').map(s => s.trim().split(/\s+as\s+/));
+const fn = new Function('React', '_extends', body + '\nreturn {' + names.map(([a, b]) => `"${b}": ${a}`).join(',') + '};');
+const comps = fn(React, Object.assign);
+fs.mkdirSync(out, { recursive: true });
+for (const [name, comp] of Object.entries(comps)) {
+  // export names: Hk, H10, Ha, J1, B2 -> files HK.svg, H10.svg, HA.svg, J1.svg, B2.svg
+  fs.writeFileSync(`${out}/${name.toUpperCase()}.svg`, comp({}));
+}
+"""
+
+
+def letele_svg_dir() -> Path:
+    """The @letele/playing-cards components exported to one SVG file per card."""
+    out = NPM_DIR / "letele-svg"
+    if (out / "HK.svg").exists():
+        return out
+    pkg = _npm_package_dir("@letele/playing-cards@0.1.0", "letele-playing-cards")
+    if shutil.which("node") is None:
+        raise SystemExit("node is missing: apt-get install nodejs (needed to export the letele deck)")
+    with tempfile.NamedTemporaryFile("w", suffix=".js", delete=False) as f:
+        f.write(_LETELE_JS)
+    try:
+        subprocess.run(["node", f.name, str(pkg / "dist" / "index.esm.js"), str(out)], check=True)
+    finally:
+        os.unlink(f.name)
+    return out
+
+
+def source_path(src: DeckSource) -> Path:
+    """Local file or folder holding a source's art, fetching npm packages on first use."""
+    if src.kind == "letele":
+        return letele_svg_dir()
+    if src.kind == "cardsjs":
+        return _npm_package_dir("cardsJS@1.1.1", "cardsJS") / "dist" / "cards"
+    if src.kind == "svg-cards":
+        return _npm_package_dir("svg-cards@4.0.2", "svg-cards") / "svg-cards.svg"
+    path = Path(src.path)
+    if not path.exists():
+        pkg = src.package
+        raise SystemExit(f"{path} is missing: apt-get install {pkg} (card art for design {src.name})")
+    return path
+
+
+# ----------------------------------------------------------------------------- rasterizing
+
+# Runs under the system python (python3-gi, gir1.2-rsvg-2.0, python3-gi-cairo): reads jobs
+# as JSON on stdin: [{"file", "id" (element id or null for the whole file), "out", "height"}]
+_RSVG_WORKER = r"""
+import json, sys
+import gi
+gi.require_version('Rsvg', '2.0')
+from gi.repository import Rsvg
+import cairo
+jobs = json.load(sys.stdin)
+handles = {}
+failed = []
+for job in jobs:
+    h = handles.get(job['file'])
+    if h is None:
+        h = handles[job['file']] = Rsvg.Handle.new_from_file(job['file'])
+    ok, w, hh = h.get_intrinsic_size_in_pixels()
+    if not ok:
+        d = h.get_dimensions(); w, hh = d.width, d.height
+    doc = Rsvg.Rectangle(); doc.x = 0; doc.y = 0; doc.width = w; doc.height = hh
+    eid = job['id']
+    if eid:
+        ok, ink, rect = h.get_geometry_for_layer('#' + eid, doc)
+        if not ok or rect.height <= 0:
+            failed.append(eid); continue
+    else:
+        rect = doc
+    s = job['height'] / rect.height
+    surf = cairo.ImageSurface(cairo.FORMAT_ARGB32, max(1, round(rect.width * s)), job['height'])
+    cr = cairo.Context(surf)
+    cr.scale(s, s)
+    cr.translate(-rect.x, -rect.y)
+    if eid:
+        h.render_layer(cr, '#' + eid, doc)
+    else:
+        h.render_document(cr, doc)
+    surf.write_to_png(job['out'])
+print(json.dumps(failed))
+"""
+
+
+def rasterize(src: DeckSource, out_dir: Path, height: int = CARD_HEIGHT + 64) -> dict[str, Path]:
+    """Render every card of a source to RGBA PNGs; returns token -> png (missing jokers absent)."""
+    if not Path(SYSTEM_PYTHON).exists():
+        raise SystemExit("the system python3 is missing (needed with python3-gi for librsvg)")
+    path = source_path(src)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs, result = [], {}
+    for token in TOKENS:
+        eid = src.element_id(token)
+        if eid is None:
+            continue
+        png = out_dir / f"{token}.png"
+        result[token] = png
+        if png.exists():
+            continue
+        if eid.endswith(".svg"):
+            file = path / eid
+            if not file.exists() and "10" in eid:
+                file = path / eid.replace("10", "T")
+            jobs.append({"file": str(file), "id": None, "out": str(png), "height": height})
+        else:
+            jobs.append({"file": str(path), "id": eid, "out": str(png), "height": height})
+    failed = _run_rsvg(jobs, src.name)
+    if failed:
+        # some files define their cards inside <defs> (drawn through <use>): librsvg renders
+        # only drawn elements, so draw each one through a <use> of our own and render that
+        wrapped = _with_uses(path, failed, out_dir)
+        retry = [{**j, "file": str(wrapped), "id": "__use_" + j["id"]} for j in jobs if j["id"] in failed]
+        still = _run_rsvg(retry, src.name)
+        failed = {f.removeprefix("__use_") for f in still}
+        for token in list(result):
+            if src.element_id(token) in failed:
+                result.pop(token)
+    return {t: p for t, p in result.items() if p.exists()}
+
+
+def _run_rsvg(jobs: list[dict[str, Any]], name: str) -> set[str]:
+    """Run the librsvg worker on jobs; returns element ids it could not find."""
+    if not jobs:
+        return set()
+    proc = subprocess.run([SYSTEM_PYTHON, "-c", _RSVG_WORKER], input=json.dumps(jobs),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        if "gi" in proc.stderr and ("No module" in proc.stderr or "Namespace" in proc.stderr):
+            raise SystemExit("librsvg for python is missing: apt-get install python3-gi "
+                             "gir1.2-rsvg-2.0 python3-gi-cairo\n" + proc.stderr[-500:])
+        raise RuntimeError(f"rasterizing {name} failed:\n{proc.stderr[-2000:]}")
+    return set(json.loads(proc.stdout.strip().splitlines()[-1] or "[]"))
+
+
+def _with_uses(path: Path, ids: Iterable[str], out_dir: Path) -> Path:
+    """A copy of an SVG file that draws each element id once more through <use>."""
+    import gzip
+
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    uses = "".join(f'<use href="#{i}" xlink:href="#{i}" id="__use_{i}"/>' for i in ids)
+    if "xmlns:xlink" not in text[:5000]:
+        text = text.replace("<svg", '<svg xmlns:xlink="http://www.w3.org/1999/xlink"', 1)
+    end = text.rindex("</svg>")
+    out = out_dir / "_wrapped.svg"
+    out.write_text(text[:end] + uses + text[end:], encoding="utf-8")
+    return out
+
+
+def _load_rgba(png: Path) -> np.ndarray:
+    import cv2
+
+    img = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
+    if img is None:
+        raise RuntimeError(f"cannot read {png}")
+    if img.ndim == 2 or img.shape[2] == 3:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGRA if img.ndim == 2 else cv2.COLOR_BGR2BGRA)
+    return cv2.cvtColor(img, cv2.COLOR_BGRA2RGBA)
+
+
+def crop_to_card(rgba: np.ndarray) -> np.ndarray:
+    """Crop a rendered card to its opaque outline (sources pad some cards)."""
+    alpha = rgba[:, :, 3] > 128
+    ys, xs = np.nonzero(alpha)
+    if len(xs) == 0:
+        raise ValueError("empty card render")
+    return rgba[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+
+
+# ----------------------------------------------------------------------------- measuring
+
+def _paper_colour(rgb: np.ndarray) -> np.ndarray:
+    """Most common colour (quantised) of a card region: the paper around the print."""
+    q = (rgb.reshape(-1, 3) // 16).astype(np.int32)
+    key = q[:, 0] * 256 + q[:, 1] * 16 + q[:, 2]
+    mode = np.bincount(key).argmax()
+    return rgb.reshape(-1, 3)[key == mode].mean(axis=0)
+
+
+def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> tuple[float, float, float, float] | None:
+    """Top-left-equivalent index box (fractions of the card) from the ink near one corner.
+
+    The index is the ink component nearest the corner (the rank glyph) plus the
+    components stacked under it or beside it (suit pip, the second digit of a 10, the
+    letters of a vertical JOKER). Large components (frames, pictures) are ignored.
+    """
+    import cv2
+
+    img = rgba
+    if corner in ("tr", "br"):
+        img = img[:, ::-1]
+    if corner in ("bl", "br"):
+        img = img[::-1]
+    h, w = img.shape[:2]
+    rh, rw = int(h * 0.5), int(w * 0.5)
+    region = np.ascontiguousarray(img[:rh, :rw, :3]).astype(np.int16)
+    # inside the card, away from its outline stroke and rounded corner
+    inner = cv2.erode((img[:rh, :rw, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8),
+                      iterations=max(2, int(0.025 * w))) > 0
+    paper = _paper_colour(region[inner].reshape(-1, 1, 3).astype(np.float32))
+    ink = (np.abs(region - paper).max(axis=2) > 70) & inner
+    n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    comps = []
+    for i in range(1, n):
+        x, y, cw, ch, area = stats[i]
+        if area < 0.0003 * w * h or ch < 0.025 * h or cw > 0.3 * w or ch > 0.25 * h:
+            continue
+        if x > 0.25 * w or y > 0.2 * h:
+            continue
+        comps.append([x, y, x + cw, y + ch])
+    if not comps:
+        return None
+    comps.sort(key=lambda b: b[0] + b[1])
+    box = list(comps[0])
+    gh = box[3] - box[1]  # the rank glyph's height sets the scale of what belongs to it
+    grown = True
+    while grown:
+        grown = False
+        for b in comps:
+            if b[0] >= box[0] and b[1] >= box[1] and b[2] <= box[2] and b[3] <= box[3]:
+                continue
+            bw, bh = b[2] - b[0], b[3] - b[1]
+            cw = box[2] - box[0]
+            # a suit pip or the next letter of a vertical JOKER: under the index, not wider
+            below = (-0.1 * gh <= b[1] - box[3] < (0.9 if joker else 0.5) * gh and b[0] < box[2]
+                     and b[2] > box[0] and bw <= 1.4 * max(cw, 0.5 * gh) and bh <= 1.3 * gh)
+            # the 0 of a 10, or the next letter of a horizontal JOKER: as tall, narrow
+            beside = (-2 <= b[0] - box[2] < (0.6 if joker else 0.3) * gh
+                      and abs(b[3] - box[3]) < 0.3 * gh and (0.4 if joker else 0.6) * gh <= bh <= 1.2 * gh
+                      and bw <= (1.2 if joker else 0.85) * gh)
+            if below or beside:
+                box = [min(box[0], b[0]), min(box[1], b[1]), max(box[2], b[2]), max(box[3], b[3])]
+                grown = True
+    x1, y1, x2, y2 = box
+    pad = 0.08 * (y2 - y1)  # a little margin around the ink, as a labeller would draw it
+    return (max(0.0, (x1 - pad) / w), max(0.0, (y1 - pad) / h),
+            min(1.0, (x2 + pad) / w), min(1.0, (y2 + pad) / h))
+
+
+# ----------------------------------------------------------------------------- jokers
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+
+
+def draw_joker(blank: np.ndarray, picture: np.ndarray | None, colour: tuple[int, int, int],
+               box: tuple[float, float, float, float], corners: tuple[str, ...],
+               serif: bool = True) -> np.ndarray:
+    """A joker on the design's blank card: a picture in the middle and a vertical JOKER
+    index (letters stacked, as printed on most real decks) in each index corner."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    h, w = blank.shape[:2]
+    card = Image.fromarray(blank.copy(), "RGBA")
+    if picture is not None:
+        ph = int(h * 0.55)
+        pw = int(picture.shape[1] * ph / picture.shape[0])
+        if pw > w * 0.7:
+            pw = int(w * 0.7)
+            ph = int(picture.shape[0] * pw / picture.shape[1])
+        pic = Image.fromarray(picture, "RGBA").resize((pw, ph), Image.LANCZOS)
+        card.alpha_composite(pic, ((w - pw) // 2, (h - ph) // 2))
+    font_file = FONT_DIR / ("DejaVuSerif-Bold.ttf" if serif else "DejaVuSans-Bold.ttf")
+    x1, y1, x2, y2 = box
+    letter_h = (y2 - y1) * h / 5.4
+    font = ImageFont.truetype(str(font_file), max(6, int(letter_h * 1.25)))
+    strip = Image.new("RGBA", (int((x2 - x1) * w) + 2, int((y2 - y1) * h) + 2), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(strip)
+    for i, ch in enumerate("JOKER"):
+        bb = draw.textbbox((0, 0), ch, font=font)
+        cx = (strip.width - (bb[2] - bb[0])) / 2 - bb[0]
+        cy = i * (strip.height / 5) + (strip.height / 5 - (bb[3] - bb[1])) / 2 - bb[1]
+        draw.text((cx, cy), ch, font=font, fill=(*colour, 255))
+    for c in corners:
+        sx1 = x1 if c in ("tl", "bl") else 1 - x2
+        sy1 = y1 if c in ("tl", "tr") else 1 - y2
+        piece = strip if c in ("tl", "tr") else strip.rotate(180)
+        card.alpha_composite(piece, (int(sx1 * w), int(sy1 * h)))
+    return np.asarray(card)
+
+
+def blank_card(rgba: np.ndarray) -> np.ndarray:
+    """The design's card with nothing printed: its outline filled with its paper colour."""
+    paper = _paper_colour(rgba[rgba[:, :, 3] > 250][:, None, :3].astype(np.float32))
+    out = np.zeros_like(rgba)
+    out[:, :, :3] = paper.astype(np.uint8)
+    out[:, :, 3] = rgba[:, :, 3]
+    # keep the thin border line of the card, if it has one
+    edge = max(2, rgba.shape[1] // 100)
+    border = np.zeros(rgba.shape[:2], bool)
+    border[:edge + 1] = border[-edge - 1:] = True
+    border[:, :edge + 1] = border[:, -edge - 1:] = True
+    out[border] = rgba[border]
+    return out
+
+
+# ----------------------------------------------------------------------------- preparing
+
+def _picture_of(joker: np.ndarray) -> np.ndarray:
+    """The central picture of a joker card (its corners cut away)."""
+    h, w = joker.shape[:2]
+    pic = joker[int(h * 0.22): int(h * 0.78), int(w * 0.2): int(w * 0.8)].copy()
+    return pic
+
+
+def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.Generator) -> dict[str, Any]:
+    """Rasterize, crop, resize, measure one design; draw its jokers if needed; save the array."""
+    import cv2
+
+    pngs = rasterize(src, ART_DIR / "png" / src.name)
+    missing = [t for t in FACE_TOKENS if t not in pngs]
+    if missing:
+        raise RuntimeError(f"{src.name}: cards missing from the art: {missing[:5]}")
+    cards = {t: crop_to_card(_load_rgba(p)) for t, p in pngs.items()}
+    aspect = float(np.median([c.shape[1] / c.shape[0] for t, c in cards.items() if t in FACE_TOKENS]))
+    size = (round(CARD_HEIGHT * aspect), CARD_HEIGHT)
+    cards = {t: cv2.resize(c, size, interpolation=cv2.INTER_AREA) for t, c in cards.items()}
+    first = src.corners[0]
+    boxes: dict[str, list[tuple[float, float, float, float]]] = {}
+    per_card: dict[str, tuple[float, float, float, float]] = {}
+    for token in FACE_TOKENS:
+        box = measure_index(cards[token], first)
+        if box is None:
+            continue
+        per_card[token] = box
+        boxes.setdefault(_rank_class(token), []).append(box)
+    # a measurement far from the design's usual index height is a miss (a picture, a frame)
+    heights = np.array([b[3] - b[1] for v in boxes.values() for b in v])
+    usual = float(np.median(heights))
+    boxes = {k: [b for b in v if 0.6 * usual <= b[3] - b[1] <= 1.6 * usual] or v for k, v in boxes.items()}
+    index_boxes = {k: tuple(float(v) for v in np.median(np.array(b), axis=0)) for k, b in boxes.items()}
+    allb = np.array([b for v in boxes.values() for b in v])
+    index_box = (float(np.percentile(allb[:, 0], 10)), float(np.percentile(allb[:, 1], 10)),
+                 float(np.percentile(allb[:, 2], 90)), float(np.percentile(allb[:, 3], 90)))
+    drawn_jokers = src.joker_ids is None or not src.joker_has_index
+    if drawn_jokers:
+        blank = blank_card(cards["5S"])
+        # a vertical JOKER roughly 1.6 times as tall as the design's rank+suit index
+        x1, y1, x2, y2 = index_boxes.get("K", index_box)
+        gw = max(x2 - x1, 0.09)
+        jbox = (x1, y1, x1 + gw * 0.8, min(0.45, y1 + (y2 - y1) * 1.7))
+        serif = bool(rng.random() < 0.5)
+        dark_paper = blank[blank[:, :, 3] > 250][:, :3].mean() < 110
+        inks = ((255, 90, 90), (235, 235, 235)) if dark_paper else ((200, 20, 30), (20, 20, 20))
+        for token, colour in zip(("JK_red", "JK_black"), inks, strict=True):
+            own = cards.get(token)
+            pic = _picture_of(own) if own is not None else pictures[int(rng.integers(len(pictures)))]
+            cards[token] = draw_joker(blank, pic, colour, jbox, src.corners, serif)
+        index_boxes["JK"] = tuple(float(v) for v in jbox)
+    else:
+        jb = [measure_index(cards[t], first, joker=True) for t in ("JK_red", "JK_black")]
+        jb = [b for b in jb if b is not None]
+        if jb:
+            index_boxes["JK"] = tuple(float(v) for v in np.median(np.array(jb), axis=0))
+    order = FACE_TOKENS + ("JK_red", "JK_black", "back")
+    if "back" not in cards:
+        cards["back"] = _plain_back(size, rng)
+    stack = np.stack([cards[t] for t in order])
+    ART_DIR.mkdir(parents=True, exist_ok=True)
+    np.save(ART_DIR / f"{src.name}.npy", stack)
+    return {
+        "design": src.name, "package": src.package, "licence": src.licence,
+        "source": src.path if src.kind in ("gnome", "kde") else src.kind,
+        "split": "test" if src.name in TEST_DESIGNS else "train",
+        "aspect": round(aspect, 4), "index_corners": list(src.corners),
+        "index_box": [round(v, 4) for v in index_box],
+        "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
+        "jokers_drawn": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
+    }
+
+
+def _plain_back(size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    import cv2
+
+    w, h = size
+    colour = [(170, 30, 40), (30, 50, 140), (30, 110, 60)][int(rng.integers(3))]
+    back = np.zeros((h, w, 4), np.uint8)
+    back[:, :, :3] = 250
+    cv2.rectangle(back, (w // 14, w // 14), (w - w // 14, h - w // 14), (*colour, 255), -1)
+    back[:, :, 3] = 255
+    return back
+
+
+def _rank_class(token: str) -> str:
+    rank, suit = token[:-1], token[-1]
+    if rank == "3":
+        return "3R" if suit in ("H", "D") else "3B"
+    return rank
+
+
+def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict[str, Any]:
+    """Make sure every chosen design is rasterized and measured; returns the manifest."""
+    manifest_path = ART_DIR / "manifest.json"
+    manifest: dict[str, Any] = {}
+    if manifest_path.exists() and not force:
+        manifest = json.loads(manifest_path.read_text())
+    wanted = [s for s in SOURCES if names is None or s.name in set(names)]
+    todo = [s for s in wanted if s.name not in manifest or not (ART_DIR / f"{s.name}.npy").exists()]
+    if todo:
+        rng = np.random.default_rng(7)
+        pictures = _joker_pictures()
+        for src in todo:
+            manifest[src.name] = prepare_design(src, pictures, rng)
+            manifest_path.write_text(json.dumps(manifest, indent=1))
+            print(f"art: {src.name} ready", file=sys.stderr)
+    return {k: v for k, v in manifest.items() if names is None or k in set(names)}
+
+
+def _joker_pictures() -> list[np.ndarray]:
+    """Jester pictures from decks whose jokers we keep, to decorate decks without jokers."""
+    pics = []
+    for name in ("anglo", "svg-cards", "atlasnye", "kde-nicu-white"):
+        src = next(s for s in SOURCES if s.name == name)
+        pngs = rasterize(src, ART_DIR / "png" / src.name)
+        for token in ("JK_red", "JK_black"):
+            if token in pngs:
+                pics.append(_picture_of(crop_to_card(_load_rgba(pngs[token]))))
+    return pics
+
+
+def geometries(manifest: dict[str, Any]) -> dict[str, Any]:
+    """CardGeometry per design from the manifest (what datasets.scene needs)."""
+
+    return {
+        name: CardGeometry(
+            aspect=m["aspect"], index_box=tuple(m["index_box"]), index_corners=tuple(m["index_corners"]),
+            index_boxes={k: tuple(v) for k, v in m["index_boxes"].items()},
+        )
+        for name, m in manifest.items()
+    }
+
+
+def load_faces(design: str) -> np.ndarray:
+    """(N,H,W,4) RGBA faces of a design in manifest token order (memory-mapped)."""
+    return np.load(ART_DIR / f"{design}.npy", mmap_mode="r")
