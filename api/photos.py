@@ -69,9 +69,14 @@ def scan(photo: Photo, detector: Any) -> dict[str, Any]:
     return scan_photo(photo, detector=detector).to_json()
 
 
-def decode_long_side(detector: Any, view_long_side: int) -> int:
-    """How large a JPEG must be decoded for the detector and the page's view image."""
-    return max(int(getattr(detector, "decode_long_side", 0) or 0), view_long_side)
+def decode_long_side(detector: Any) -> int | None:
+    """How large the detector needs a JPEG decoded (None: full size).
+
+    The page's view image is made from the same decode, so a deal's photo reads exactly
+    as `POST /api/scan` and `canasta-scan scan` read it.
+    """
+    side = getattr(detector, "decode_long_side", None)
+    return int(side) if side else None
 
 
 class PhotoStore:

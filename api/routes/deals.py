@@ -40,7 +40,7 @@ def _scan_upload(request: Request, settings: Settings, upload: UploadFile, deal:
     detector = get_detector(request)
     with request.app.state.scan_slots:
         decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
-                                photos.decode_long_side(detector, settings.view_long_side))
+                                photos.decode_long_side(detector))
         result = request.app.state.scan(decoded, detector)
         sha, ext = request.app.state.photo_store.put(data, decoded, settings.view_long_side)
     seq = max((s.seq for s in deal.scans), default=0) + 1

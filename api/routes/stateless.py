@@ -35,7 +35,7 @@ def scan(request: Request, settings: SettingsDep, detector: DetectorDep,
     data = photos.read_limited(photo.file, settings.max_photo_bytes)
     with request.app.state.scan_slots:
         decoded = photos.decode(data, settings.max_photo_pixels, settings.max_photo_bytes,
-                                getattr(detector, "decode_long_side", None))
+                                photos.decode_long_side(detector))
         result = request.app.state.scan(decoded, detector)
     return JSONResponse(result)
 

@@ -46,7 +46,7 @@ READING: dict[str, Any] = {
 class FakeDetector:
     """Stands in for the ONNX model; the fixed scan below never calls it."""
 
-    decode_long_side = 800
+    decode_long_side = 1600  # as the bundled model asks
 
 
 class ScanRecorder:
