@@ -62,6 +62,14 @@ function show(view) { for (const v of ["start", "game", "deal"]) $(`#view-${v}`)
 
 async function route() {
   $("#error").hidden = true;
+  // A link shared by another phone carries the token in the fragment (never sent to the server).
+  const join = location.hash.match(/^#join\/(\d+)\/([\w-]+)$/);
+  if (join) {
+    state.token = join[2];
+    const game = await busy("Joining…", () => api("GET", `/api/games/${join[1]}`));
+    if (game) { rememberGame(game, join[2]); location.replace(`#game/${game.id}`); }
+    return;
+  }
   const m = location.hash.match(/^#game\/(\d+)(?:\/deal\/(\d+))?/);
   if (!m) { state.game = null; state.token = null; $("#game-title").textContent = ""; renderStart(); return; }
   const gameId = Number(m[1]);
@@ -112,6 +120,11 @@ function renderGame() {
     el("div", { class: "total", "data-testid": `total-${t.index}` }, t.total),
     el("div", { class: "progress", title: `${t.total} of ${g.target}` }, el("div", { style: `width:${Math.min(100, t.progress * 100)}%` })),
     el("div", { class: "muted" }, `${Math.max(0, g.target - t.total)} to go · next first meld ${t.next_minimum_meld}`))));
+  $("#share").onclick = async () => {
+    const link = `${location.origin}${location.pathname}#join/${g.id}/${state.token}`;
+    try { await navigator.clipboard.writeText(link); $("#share-link").textContent = "Link copied: open it on another phone."; }
+    catch { $("#share-link").textContent = link; }
+  };
   $("#photo-input").disabled = g.game_over;
   $("#manual-deal").disabled = g.game_over;
   const head = el("tr", {}, el("th", {}, "Deal"), ...g.teams.map((t) => el("th", {}, t.name)), el("th", {}, ""));

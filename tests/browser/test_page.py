@@ -118,4 +118,18 @@ def test_photo_correct_confirm_totals(server: str, page, tmp_path: Path) -> None
     totals = [page.inner_text(f"[data-testid=total-{i}]") for i in (0, 1)]
     assert totals == [str(t["total_after"]) for t in expected["teams"]] == ["140", "30"]
     assert "confirmed" in page.inner_text("#history tbody tr")
+
+    # Another phone joins with the shared link (token in the fragment) and sees the same totals.
+    saved = page.evaluate("JSON.parse(localStorage.getItem('canasta-games'))[0]")
+    other = page.context.browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        phone = other.new_page()
+        phone.goto(f"{server}/#join/{saved['id']}/{saved['token']}")
+        phone.wait_for_selector("#view-game:not([hidden])")
+        assert phone.inner_text("[data-testid=total-0]") == totals[0]
+        phone.goto(f"{server}/#join/{saved['id']}/not-the-token")
+        phone.wait_for_selector("#error:not([hidden])")
+        assert "no game" in phone.inner_text("#error")
+    finally:
+        other.close()
     assert errors == []
