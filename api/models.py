@@ -68,7 +68,7 @@ class Team(Base):
     __table_args__ = (UniqueConstraint("game_id", "index"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
     index: Mapped[int] = mapped_column(Integer)
     name: Mapped[str] = mapped_column(String(60))
     players: Mapped[list[str]] = mapped_column(JSON)
@@ -88,7 +88,7 @@ class Deal(Base):
     __table_args__ = (UniqueConstraint("game_id", "number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
     number: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(12), default="draft")
     version: Mapped[int] = mapped_column(Integer, nullable=False)
@@ -114,7 +114,7 @@ class Scan(Base):
     __table_args__ = (UniqueConstraint("deal_id", "seq"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    deal_id: Mapped[int] = mapped_column(ForeignKey("deals.id", ondelete="CASCADE"))
+    deal_id: Mapped[int] = mapped_column(ForeignKey("deals.id", ondelete="CASCADE"), index=True)
     seq: Mapped[int] = mapped_column(Integer)
     photo_sha256: Mapped[str] = mapped_column(String(64))
     photo_ext: Mapped[str] = mapped_column(String(8))
