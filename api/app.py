@@ -9,6 +9,7 @@ are read: photos at the photo limit, everything else at the JSON limit (413).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,16 +35,20 @@ ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaita
                    Awaitable[None]]
 
 
-class BodyLimit:
-    """ASGI middleware: 413 for a request body over its limit, before the app reads it.
+class RequestGuard:
+    """ASGI middleware: 413 for a body over its limit, 415 for a body of the wrong type.
 
     The declared Content-Length is checked first; a chunked body is counted as it
-    arrives, so a client cannot make the service buffer more than the limit.
+    arrives, so a client cannot make the service buffer more than the limit. Photo
+    routes take multipart forms, every other route JSON; a body of another type gets a
+    415 that says what to send instead of a confusing validation error.
     """
 
-    def __init__(self, app: ASGIApp, limit_for: Callable[[str, str], int]) -> None:
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str, str], int],
+                 is_photo_route: Callable[[str, str], bool]) -> None:
         self.app = app
         self.limit_for = limit_for
+        self.is_photo_route = is_photo_route
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]],
                        send: Callable[[dict], Awaitable[None]]) -> None:
@@ -54,8 +59,20 @@ class BodyLimit:
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit)
+            await _refuse(send, 413, f"request body too large (limit {limit} bytes)")
             return
+        kind = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        has_body = (declared is not None and declared not in (b"", b"0")) or \
+            b"chunked" in headers.get(b"transfer-encoding", b"")
+        if has_body and scope["path"].startswith("/api/"):
+            if self.is_photo_route(scope["method"], scope["path"]):
+                if kind != b"multipart/form-data":
+                    await _refuse(send, 415, "send the photo as multipart/form-data in the "
+                                  "field 'photo'")
+                    return
+            elif kind != b"application/json" and not kind.endswith(b"+json"):
+                await _refuse(send, 415, "send JSON with Content-Type: application/json")
+                return
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -65,7 +82,7 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _too_large(send, limit)
+                await _refuse(send, 413, f"request body too large (limit {limit} bytes)")
                 return
             chunks.append(chunk)
             if not message.get("more_body"):
@@ -83,9 +100,9 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _too_large(send: Callable[[dict], Awaitable[None]], limit: int) -> None:
-    body = (b'{"detail":"request body too large (limit %d bytes)"}' % limit)
-    await send({"type": "http.response.start", "status": 413,
+async def _refuse(send: Callable[[dict], Awaitable[None]], status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
@@ -161,13 +178,14 @@ def create_app(settings: Settings | None = None, *, detector: Any = None) -> Fas
 
     photo_limit = settings.max_photo_bytes + 64 * 2**10  # the multipart envelope
 
-    def limit_for(method: str, path: str) -> int:
-        if path == "/api/scan" or path.endswith("/photos") or (
-                method == "POST" and path.endswith("/deals")):
-            return photo_limit
-        return settings.max_json_bytes
+    def is_photo_route(method: str, path: str) -> bool:
+        return method == "POST" and (path == "/api/scan" or path.endswith("/photos")
+                                     or path.endswith("/deals"))
 
-    app.add_middleware(BodyLimit, limit_for=limit_for)
+    def limit_for(method: str, path: str) -> int:
+        return photo_limit if is_photo_route(method, path) else settings.max_json_bytes
+
+    app.add_middleware(RequestGuard, limit_for=limit_for, is_photo_route=is_photo_route)
     if STATIC_DIR.is_dir():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
     return app

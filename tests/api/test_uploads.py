@@ -83,7 +83,9 @@ def test_scan_without_a_photo_field(client) -> None:
     r = client.post("/api/scan", files={"picture": ("t.jpg", photo_bytes(), "image/jpeg")})
     assert r.status_code == 422 and "photo" in r.json()["detail"]
     r = client.post("/api/scan", json={"photo": "x"})
-    assert r.status_code == 422
+    assert r.status_code == 415 and "multipart" in r.json()["detail"]
+    r = client.post("/api/scan", content=photo_bytes(), headers={"content-type": "image/jpeg"})
+    assert r.status_code == 415
 
 
 def test_score_endpoint_speaks_the_contract(client) -> None:
@@ -104,13 +106,23 @@ def test_score_endpoint_speaks_the_contract(client) -> None:
     (b'{"teams": [', {"content-type": "application/json"}, 422),
     (b"[1, 2]", {"content-type": "application/json"}, 422),
     (b'{"teams": "none"}', {"content-type": "application/json"}, 422),
-    (b"teams=1", {"content-type": "application/x-www-form-urlencoded"}, 422),
+    (b"teams=1", {"content-type": "application/x-www-form-urlencoded"}, 415),
+    (b'{"teams": []}', {"content-type": "text/plain"}, 415),
+    (b'{"teams": []}', {}, 415),
     (b'{"teams": []}' + b" " * (70 * 1024), {"content-type": "application/json"}, 413),
 ])
 def test_score_refuses_malformed_or_oversized_json(client, body, headers, status) -> None:
     r = client.post("/api/score", content=body, headers=headers)
     assert r.status_code == status, r.text
     assert r.json()["detail"]
+
+
+def test_json_routes_say_what_to_send(client) -> None:
+    body = b'{"teams": [{"name": "A"}, {"name": "B"}]}'
+    r = client.post("/api/games", content=body, headers={"content-type": "text/plain"})
+    assert r.status_code == 415 and "application/json" in r.json()["detail"]
+    assert client.post("/api/games", content=body,
+                       headers={"content-type": "application/json"}).status_code == 201
 
 
 def test_oversized_json_to_a_game_changes_nothing(client, settings) -> None:
