@@ -358,3 +358,31 @@ def test_replace_whole_layout_and_list_deals(game) -> None:
     deals = game.get("/deals").json()
     assert [(d["number"], d["status"]) for d in deals] == [(1, "confirmed")]
     assert deals[0]["deal_scores"] == [t["deal_score"] for t in expected["teams"]]
+
+
+def test_two_phones_confirm_the_same_draft_at_once(client, game) -> None:
+    """Two simultaneous confirms: one counts the deal, the other gets 409; counted once."""
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    deal = seven_kings(game)
+    barrier = threading.Barrier(2)
+    answers: list[int] = []
+
+    def phone() -> None:
+        own = TestClient(client.app)  # each phone its own connection (no second lifespan)
+        barrier.wait()
+        r = own.post(game.url(f"/deals/{deal['id']}/confirm"), headers=game.headers,
+                     json={"version": deal["version"]})
+        answers.append(r.status_code)
+
+    threads = [threading.Thread(target=phone) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(answers) == [200, 409]
+    state = game.state()
+    assert [t["total"] for t in state["teams"]] == [770, 60]
+    assert [d["status"] for d in state["deals"]] == ["confirmed"]
