@@ -299,6 +299,7 @@ function renderEditor() {
   const found = ed.mode === "edit" ? allCards(state.deal.table).find((x) => x.card.id === ed.cardId) : null;
   if (ed.mode === "edit" && !found) { state.editor = null; box.hidden = true; return; }
   const grid = $("#rank-grid");
+  grid.className = ed.mode === "square" ? "rank-grid square" : "rank-grid";
   const moveRow = $("#move-to").closest(".row");
   moveRow.hidden = ed.mode !== "edit";
   if (ed.mode === "edit") {
@@ -320,8 +321,11 @@ function renderEditor() {
     const naturals = el("input", { id: "sq-naturals", type: "number", min: 0, max: 24, value: 7, inputmode: "numeric" });
     const wilds = el("input", { id: "sq-wilds", placeholder: "wilds, e.g. 2 JK" });
     grid.replaceChildren(el("label", {}, "Rank ", rank), el("label", {}, "Naturals ", naturals), el("label", {}, "Wilds ", wilds),
-      el("button", { type: "button", class: "primary", onclick: () => correct({ op: "square", team: ed.team, meld: ed.meld, rank: rank.value,
-        naturals: Number(naturals.value), wilds: wilds.value.split(/[\s,]+/).filter(Boolean) }) }, "Count it"));
+      el("button", { type: "button", class: "primary", onclick: async () => {
+        const done = await correct({ op: "square", team: ed.team, meld: ed.meld, rank: rank.value,
+          naturals: Number(naturals.value), wilds: wilds.value.split(/[\s,]+/).filter(Boolean) });
+        if (done) { state.editor = null; renderDeal(state.deal); }
+      } }, "Count it"));
   }
 }
 $("#editor-close").addEventListener("click", () => { state.editor = null; renderDeal(state.deal); });
