@@ -49,10 +49,13 @@ MAX_REQUESTS = 2000  # a benchmark, not a load generator: keep every run bounded
 
 
 def default_photo() -> tuple[bytes, str]:
-    """A phone-sized photo: a real one from the shared set when present, else generated."""
+    """A phone-sized photo of a Canasta table: a rendered test scene (`python -m
+    datasets.build`) when there is one, else a real photo of cards, else a generated one."""
+    scenes = sorted((ROOT / "build" / "scenes" / "test").glob("scene_*.jpg"))
     real = sorted(Path("/work/shared/data/real-photos").rglob("*.JPG"))
-    if real:
-        return real[0].read_bytes(), str(real[0])
+    for found in (scenes, real):
+        if found:
+            return found[0].read_bytes(), str(found[0])
     import numpy as np
     from PIL import Image
 
