@@ -20,27 +20,40 @@ from api.app import create_app
 from api.settings import Settings
 
 
-def _reset_postgres(url: str) -> None:
-    """Drop every table of the test database, so each test starts from migrations."""
-    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+def _psycopg_url(url: str) -> str:
+    return url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def _fresh_schema(url: str, schema: str, create: bool) -> None:
+    """Drop (and recreate) this process's schema, so each test starts from migrations."""
+    engine = create_engine(_psycopg_url(url))
     with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
+        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        if create:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str | None:
-    """The database URL of the test (None = SQLite in the data directory)."""
+def backend(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The database URL of the test (None = SQLite in the data directory).
+
+    On PostgreSQL each test process works in its own schema (search_path), so two test
+    runs sharing the server do not drop each other's tables.
+    """
     if request.param == "sqlite":
-        return None
+        yield None
+        return
     url = os.environ.get("DATABASE_URL_TEST")
     if not url:
         if os.environ.get("CI"):
             pytest.fail("DATABASE_URL_TEST is not set (source scripts/ci-services.sh)")
         pytest.skip("DATABASE_URL_TEST is not set (source scripts/ci-services.sh)")
-    _reset_postgres(url)
-    return url
+    schema = f"canasta_test_{os.getpid()}"
+    _fresh_schema(url, schema, create=True)
+    sep = "&" if "?" in url else "?"
+    yield f"{url}{sep}options=-csearch_path%3D{schema}"
+    _fresh_schema(url, schema, create=False)
 
 
 @pytest.fixture
