@@ -623,3 +623,50 @@ def geometries(manifest: dict[str, Any]) -> dict[str, Any]:
 def load_faces(design: str) -> np.ndarray:
     """(N,H,W,4) RGBA faces of a design in manifest token order (memory-mapped)."""
     return np.load(ART_DIR / f"{design}.npy", mmap_mode="r")
+
+
+def art_sheet(out: Path, manifest: dict[str, Any]) -> Path:
+    """Every design (a row of sample cards) with its index boxes drawn: to check by eye."""
+    import cv2
+
+    geoms = geometries(manifest)
+    rows = []
+    for name, m in manifest.items():
+        faces, tiles = load_faces(name), []
+        for token in ("KH", "QS", "JD", "AC", "10H", "3D", "3S", "2C", "7H", "JK_red", "JK_black", "back"):
+            im = np.array(faces[m["tokens"].index(token)])
+            h, w = im.shape[:2]
+            a = im[:, :, 3:4] / 255.0
+            rgb = np.ascontiguousarray((im[:, :, :3] * a + np.array([40, 120, 60]) * (1 - a)).astype(np.uint8))
+            if token != "back":
+                rank = "JK" if token.startswith("JK") else _rank_class(token)
+                for _, (x1, y1, x2, y2), _ in geoms[name].corner_boxes(rank):
+                    cv2.rectangle(rgb, (int(x1 * w), int(y1 * h)), (int(x2 * w), int(y2 * h)), (255, 0, 255), 3)
+            tile = cv2.resize(rgb, (int(w * 180 / h), 180), interpolation=cv2.INTER_AREA)
+            tiles.append(np.pad(tile, ((0, 0), (0, max(0, 140 - tile.shape[1])), (0, 0)))[:, :140])
+        row = np.hstack(tiles)
+        cv2.putText(row, name + (" (test)" if m["split"] == "test" else ""), (5, 175), 0, 0.6, (0, 0, 255), 2)
+        rows.append(row)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(out), cv2.cvtColor(np.vstack(rows), cv2.COLOR_RGB2BGR))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m datasets.art", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--force", action="store_true", help="rasterize and measure again")
+    ap.add_argument("--designs", nargs="*", help="only these designs")
+    ap.add_argument("--sheet", type=Path, help="write an image of every design with its index boxes")
+    args = ap.parse_args(argv)
+    manifest = prepare_all(args.designs, force=args.force)
+    print(f"{len(manifest)} designs ready in {ART_DIR} "
+          f"({sum(m['split'] == 'test' for m in manifest.values())} held out for test)", file=sys.stderr)
+    if args.sheet:
+        print(f"wrote {art_sheet(args.sheet, manifest)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

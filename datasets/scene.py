@@ -626,12 +626,17 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
         cards = deal.hands[team]
         if not cards or not params.clutter:
             continue
-        sign = 1 if team == 0 else -1
-        side = -1 if rng.random() < 0.5 else 1
-        hx = side * float(rng.uniform(3.0, 5.0))
-        hy = sign * float(rng.uniform(1.5, 3.0))
-        rot = (0.0 if team == 0 else 180.0) + float(rng.normal(0, 20))
+        # beside the team's melds (never on them), usually half off the photo's edge
+        own = [p.center for p in placed if p.team == team] or [p.center for p in placed]
+        own_pts = np.array(own)
         spread = rng.random() < 0.5
+        fan = len(cards) * 0.12 if spread else 0.0
+        if rng.random() < 0.5:
+            hx = own_pts[:, 0].max() + w + float(rng.uniform(0.3, 1.0))
+        else:
+            hx = own_pts[:, 0].min() - w - fan - float(rng.uniform(0.3, 1.0))
+        hy = float(own_pts[:, 1].mean() + rng.normal(0, 0.5))
+        rot = (0.0 if team == 0 else 180.0) + float(rng.normal(0, 20))
         for i, c in enumerate(cards):
             if spread:
                 off = _rot(rot) @ np.array([i * 0.12, 0.0])
