@@ -35,7 +35,7 @@ import numpy as np
 from datasets.groundtruth import corners_from_scene
 from scanner.reconstruct import TableReading, read_table
 
-NOISY = {"noise": 0.05, "dropout": 0.02, "misread": 0.01}
+NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
 
 
 def load_scenes(scenes_dir: Path | None, generate: int, seed: int,
@@ -127,9 +127,9 @@ def deal_scores(layout: dict) -> tuple[int, ...] | None:
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
                 detector=None):
     if source == "gt":
-        return corners_from_scene(scene)
+        return corners_from_scene(scene, rng, shuffle=True)
     if source == "noisy":
-        return corners_from_scene(scene, rng, **NOISY)
+        return corners_from_scene(scene, rng, shuffle=True, **NOISY)
     if source == "detector":
         from scanner.detector import detect_corners
 

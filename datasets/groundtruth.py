@@ -39,7 +39,8 @@ def rank_class(card_token: str) -> str:
 
 def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, noise: float = 0.0,
                        dropout: float = 0.0, angle_noise: float | None = None,
-                       misread: float = 0.0, min_visible: float = MIN_VISIBLE) -> Corners:
+                       misread: float = 0.0, min_visible: float = MIN_VISIBLE,
+                       shuffle: bool = False) -> Corners:
     """Corners a detector should find in `scene` (a scene JSON dict), optionally degraded.
 
     `noise` moves each box edge by a normal error of `noise` box heights (and the angle
@@ -79,7 +80,10 @@ def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, nois
         classes = np.where(wrong, (classes + shift) % len(INDEX_CLASSES), classes)
         confidence = np.where(wrong, rng.uniform(0.3, 0.8, n), confidence)
     keep = rng.random(n) >= dropout
-    return Corners(boxes[keep], classes[keep], confidence[keep], angles[keep])
+    order = np.flatnonzero(keep)
+    if shuffle:
+        order = rng.permutation(order)
+    return Corners(boxes[order], classes[order], confidence[order], angles[order])
 
 
 class GroundTruthDetector:

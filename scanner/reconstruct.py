@@ -49,7 +49,7 @@ class CardGeometry:
     aspect: float = 0.71
     index_x: float = 0.10
     index_y: float = 0.135
-    pair_tolerance: float = 0.16      # centre disagreement allowed, in card heights
+    pair_tolerance: float = 0.2      # centre disagreement allowed, in card heights
     angle_tolerance: float = 15.0     # degrees between the two indices of one card
     side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
     low_confidence: float = 0.6       # cards below this go to the review list
@@ -239,6 +239,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
+    dists[0, 0] = _diagonal_mismatch(centres, angles, scale, geo)
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -273,14 +274,12 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             continue
         types = kind.copy()
         types[i], types[j] = ti, tj
-        # every member must agree on where the card is
-        pts = []
-        for m in merged:
-            pts.append(cand[m, max(types[m], 0)])
-        pts = np.array(pts)
-        spread = np.linalg.norm(pts - pts.mean(axis=0), axis=1).max() / card_h[i]
-        if spread > geo.pair_tolerance:
-            continue
+        # every member must agree on where the card is (a lone TL+BR pair was checked)
+        if len(merged) > 2:
+            pts = np.array([cand[m, max(types[m], 0)] for m in merged])
+            spread = np.linalg.norm(pts - pts.mean(axis=0), axis=1).max() / card_h[i]
+            if spread > geo.pair_tolerance:
+                continue
         # no two corners of one card in the same printed position
         if not _slots_consistent(merged, types, angles):
             continue
@@ -292,6 +291,29 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     kind[kind < 0] = 0
     groups = sorted(members.values(), key=min)
     return groups, kind
+
+
+def _diagonal_mismatch(centres: np.ndarray, angles: np.ndarray, scale: np.ndarray,
+                       geo: CardGeometry) -> np.ndarray:
+    """How far corner j is from where corner i's card has its opposite (bottom-right) index.
+
+    The two indices of a card lie one card diagonal (less the margins) apart, in the
+    direction set by the card's angle, here the mean of both corners' angles (half the
+    error of either). In card heights (n, n).
+    """
+    down = scale * (1 - 2 * geo.index_y)
+    across = scale * geo.aspect * (1 - 2 * geo.index_x)
+    v = centres[None, :, :] - centres[:, None, :]  # i -> j
+    a = np.radians(angles)
+    # mean of angle_i and angle_j + 180, as a unit vector per pair
+    cx = np.cos(a)[:, None] - np.cos(a)[None, :]
+    sy = np.sin(a)[:, None] - np.sin(a)[None, :]
+    norm = np.maximum(np.hypot(cx, sy), 1e-9)
+    cos_m, sin_m = cx / norm, sy / norm
+    # expected i -> j: right * across + down * down; right = (cos, sin), down = (-sin, cos)
+    ex = cos_m * across - sin_m * down
+    ey = sin_m * across + cos_m * down
+    return np.hypot(v[..., 0] - ex, v[..., 1] - ey) / scale
 
 
 def _four_index_evidence(dists: dict, opposite_same_rank: np.ndarray, geo: CardGeometry) -> bool:
@@ -381,6 +403,68 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
     return cards
 
 
+def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bool]:
+    """Turn each card to its stack's direction; say which stacks show a direction at all.
+
+    A card whose two opposite indices are both visible reads the same turned by 180
+    degrees, so only covered cards (one visible end) show which way a stack faces. The
+    stack's direction is their majority; whole cards, and cards seen only by their
+    bottom index, are turned to it. A stack of whole cards only (a lone squared-up
+    canasta, a red three) has an axis but no direction: position decides its team.
+    """
+    known = []
+    for stack in stacks:
+        telling = [i for i in stack if not cards[i].fully_visible]
+        if not telling:
+            known.append(False)
+            continue
+        weights = np.array([cards[i].confidence for i in telling])
+        angs = np.array([cards[i].angle for i in telling])
+        axis = _circular_mean(2 * angs, weights) / 2.0
+        votes = np.where(_angle_diff(angs, axis) < 90, weights, -weights).sum()
+        direction = axis if votes >= 0 else axis + 180.0
+        for i in stack:
+            if _angle_diff(cards[i].angle, direction) > 90:
+                cards[i].angle = (cards[i].angle + 180.0) % 360.0
+        known.append(True)
+    return known
+
+
+def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: np.ndarray,
+                     card_h: float) -> np.ndarray:
+    """Corner angles replaced by their stack's trend, averaging out one index's error.
+
+    Cards of a column or row lie parallel and a fan turns steadily with the position
+    across it, so a straight-line fit of card angle against that position (a median for
+    a column) gives each card's angle with the reading noise of single indices averaged.
+    Cards read upside down relative to their stack keep their own reading.
+    """
+    out = angles.copy()
+    for stack in stacks:
+        if len(stack) < 2:
+            continue
+        centres = np.array([cards[i].center for i in stack])
+        card_angles = np.array([cards[i].angle for i in stack])
+        mean = _circular_mean(card_angles)
+        rel = (card_angles - mean + 180.0) % 360.0 - 180.0
+        # a card seen only by its bottom index reads upside down: fold it back for the fit
+        rel = (rel + 90.0) % 180.0 - 90.0
+        _, right = _unit_vectors(np.array([mean]))
+        across = centres @ right[0]
+        if len(stack) >= 3 and np.ptp(across) > 0.25 * card_h:
+            slope, offset = np.polyfit(across, rel, 1)
+            trend = offset + slope * across
+        else:
+            trend = np.full(len(stack), float(np.median(rel)))
+        for row, i in enumerate(stack):
+            shift = trend[row] - rel[row]
+            if abs(shift) > 20.0:
+                continue
+            for m in cards[i].corner_ids:
+                out[m] = (angles[m] + shift) % 360.0
+    return out
+
+
 def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
                geo: CardGeometry) -> CardGeometry:
     """Card height (in index heights) and aspect, measured from this photo's whole cards.
@@ -392,11 +476,14 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
     """
     centres = corners.centers.astype(float)
     same = corners.class_ids[:, None] == corners.class_ids[None, :]
-    opposite = np.abs(_angle_diff(angles[:, None], angles[None, :]) - 180) < 12
+    opposite = np.abs(_angle_diff(angles[:, None], angles[None, :]) - 180) < geo.angle_tolerance
     ii, jj = np.nonzero(np.triu(same & opposite, 1))
     if len(ii) == 0:
         return geo
-    up, right = _unit_vectors(angles[ii])
+    # the pair's own angle: the mean of both readings (one is turned by 180 degrees)
+    a_i, a_j = np.radians(angles[ii]), np.radians(angles[jj])
+    mean = np.degrees(np.arctan2(np.sin(a_i) - np.sin(a_j), np.cos(a_i) - np.cos(a_j)))
+    up, right = _unit_vectors(mean)
     v = centres[jj] - centres[ii]
     h = (index_h[ii] + index_h[jj]) / 2
     ch = -(v * up).sum(axis=1) / (1 - 2 * geo.index_y) / h
@@ -405,8 +492,13 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
     plausible &= np.abs(cw / np.maximum(ch, 1e-6) - geo.aspect) < 0.15
     if not plausible.any():
         return geo
-    return replace(geo, card_height=float(np.median(ch[plausible])),
-                   aspect=float(np.median(cw[plausible] / ch[plausible])))
+    # The diagonal's length does not depend on the angle read; its direction does, so
+    # the aspect is measured only from several cards, and the height from the length.
+    aspect = float(np.median(cw[plausible] / ch[plausible])) if plausible.sum() >= 3 \
+        else geo.aspect
+    diagonal = np.hypot(1 - 2 * geo.index_y, aspect * (1 - 2 * geo.index_x))
+    length = np.hypot(v[:, 0], v[:, 1]) / h / diagonal
+    return replace(geo, card_height=float(np.median(length[plausible])), aspect=aspect)
 
 
 # ---------------------------------------------------------------------------------------
@@ -454,7 +546,7 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 # stacks -> teams
 
 
-def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
+def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
                   image_size: tuple[int, int],
                   card_h: float) -> tuple[list[int | None], list[float], float]:
     """Team per stack (0 faces the bottom edge, 1 across, None for neither) and a confidence.
@@ -491,6 +583,8 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
     along = np.array([card_along[s].mean() for s in stacks])
     diff0 = _angle_diff(stack_angle, up0)
     facing = np.where(diff0 < 50, 0, np.where(diff0 > 130, 1, -1))
+    aligned = facing >= 0
+    facing = np.where(np.array(oriented), facing, -1)  # whole cards only: no direction
     if abs(_angle_diff(up0, 0.0) - 90) < 20 and (facing >= 0).any():
         # photo taken from the table's side: neither team faces the bottom edge; call
         # team 0 the one lower in the photo so the answer is at least stable
@@ -540,6 +634,9 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]],
         elif facing[k] >= 0:
             teams.append(int(facing[k]))
             confs.append(1.0 if facing[k] == side or offset < 0.5 else 0.7)
+        elif aligned[k] and not oriented[k] and not pile_like[k]:
+            teams.append(side)  # whole cards along the table's axis: their side decides
+            confs.append(0.9 if offset > 0.5 else 0.5)
         elif offset > 1.0 and not pile_like[k] and not beyond:
             teams.append(side)  # sideways but well inside one team's half
             confs.append(0.5)
@@ -580,11 +677,17 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     index_h = _index_heights(corners, angles)
     geo = _calibrate(corners, angles, index_h, geo)
     card_h = index_h * geo.card_height
-    groups, kind = _pair_corners(corners, angles, card_h, geo)
-    cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
     typical_h = float(np.median(card_h))
-    stacks = _stacks(cards, typical_h, geo.aspect)
-    stack_team, stack_conf, _ = _assign_teams(cards, stacks, image_size, typical_h)
+    # Two passes: the cards and stacks of the first give each corner a steadier angle
+    # (its neighbours' in the stack), and the second pairs and places cards with it.
+    for _ in range(2):
+        groups, kind = _pair_corners(corners, angles, card_h, geo)
+        cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
+        stacks = _stacks(cards, typical_h, geo.aspect)
+        oriented = _orient_stacks(cards, stacks)
+        angles = _steadier_angles(cards, stacks, angles, typical_h)
+    stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
+                                               typical_h)
     for k, s in enumerate(stacks):
         for i in s:
             cards[i].stack = k
