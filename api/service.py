@@ -198,12 +198,7 @@ def change_table(game: Game, deal: Deal, corrections: list[dict[str, Any]],
                  version: int | None) -> None:
     """Set the deal's corrections (replayed on the proposed table); re-score if confirmed."""
     check_version(deal, version, required=deal.status == "confirmed")
-    try:
-        table = tables.replay(deal.proposed, corrections)
-    except tables.CorrectionError as exc:
-        raise ServiceError(422, str(exc)) from exc
-    deal.corrections = corrections
-    deal.table = table
+    _set_table(deal, corrections)
     if deal.status == "confirmed":
         rescore_game(game)
 
@@ -211,12 +206,27 @@ def change_table(game: Game, deal: Deal, corrections: list[dict[str, Any]],
 def set_outcome(game: Game, deal: Deal, teams: list[dict[str, Any]], version: int | None) -> None:
     """Set went-out, concealed and hands; re-score if the deal is confirmed."""
     check_version(deal, version, required=deal.status == "confirmed")
+    _set_outcome(game, deal, teams)
+    if deal.status == "confirmed":
+        rescore_game(game)
+
+
+def _set_table(deal: Deal, corrections: list[dict[str, Any]]) -> None:
+    try:
+        table = tables.replay(deal.proposed, corrections)
+    except tables.CorrectionError as exc:
+        raise ServiceError(422, str(exc)) from exc
+    deal.corrections = corrections
+    deal.table = table
+
+
+def _set_outcome(game: Game, deal: Deal, teams: list[dict[str, Any]]) -> None:
     if len(teams) != len(game.teams):
         raise ServiceError(422, f"this game has {len(game.teams)} teams; got {len(teams)}")
     outcome = []
     for i, team in enumerate(teams):
         hand = team.get("hand")
-        if hand is not None and team.get("hand_points") is not None and hand:
+        if hand and team.get("hand_points") is not None:
             raise ServiceError(422, f"team {i}: give the hand as cards or as hand_points, "
                                "not both")
         try:
@@ -227,8 +237,6 @@ def set_outcome(game: Game, deal: Deal, teams: list[dict[str, Any]], version: in
                         "concealed": bool(team.get("concealed")),
                         "hand": hand, "hand_points": team.get("hand_points")})
     deal.outcome = {"teams": outcome}
-    if deal.status == "confirmed":
-        rescore_game(game)
 
 
 def confirm(game: Game, deal: Deal, version: int | None) -> None:
@@ -297,15 +305,17 @@ def attach_scan(game: Game, deal: Deal, scan: Any, team: int | None,
 
 def replace_layout(game: Game, deal: Deal, teams: list[dict[str, Any]],
                    version: int | None) -> None:
-    """Set a deal's cards and outcome from a whole layout (contract `teams`)."""
+    """Set a deal's cards and outcome from a whole layout (contract `teams`) at once."""
     check_version(deal, version, required=deal.status == "confirmed")
-    op = {"op": "replace", "teams": [{"melds": t.get("melds") or [],
-                                      "red_threes": t.get("red_threes") or 0} for t in teams]}
-    if any(isinstance(t.get("red_threes"), list) for t in teams):
-        op["teams"] = [{**t, "red_threes": len(t["red_threes"])
-                        if isinstance(t["red_threes"], list) else t["red_threes"]}
-                       for t in op["teams"]]
-    change_table(game, deal, [*deal.corrections, op], version)
-    set_outcome(game, deal, [{"went_out": t.get("went_out"), "concealed": t.get("concealed"),
-                              "hand": t.get("hand"), "hand_points": t.get("hand_points")}
-                             for t in teams], version)
+    op = {"op": "replace", "teams": [
+        {"melds": t.get("melds") or [],
+         # The contract allows red threes as a count or as the list of the cards.
+         "red_threes": len(t["red_threes"]) if isinstance(t.get("red_threes"), list)
+         else t.get("red_threes") or 0}
+        for t in teams]}
+    _set_table(deal, [*deal.corrections, op])
+    _set_outcome(game, deal, [{"went_out": t.get("went_out"), "concealed": t.get("concealed"),
+                               "hand": t.get("hand"), "hand_points": t.get("hand_points")}
+                              for t in teams])
+    if deal.status == "confirmed":
+        rescore_game(game)

@@ -386,3 +386,21 @@ def test_two_phones_confirm_the_same_draft_at_once(client, game) -> None:
     state = game.state()
     assert [t["total"] for t in state["teams"]] == [770, 60]
     assert [d["status"] for d in state["deals"]] == ["confirmed"]
+
+
+def test_replace_the_layout_of_a_confirmed_deal(game) -> None:
+    first = confirm(game, seven_kings(game)).json()
+    second = confirm(game, seven_kings(game)).json()
+    layout = {"version": first["version"], "teams": [
+        {"melds": [["A"] * 7], "red_threes": ["3H", "3D"], "went_out": True},
+        {"melds": [["9", "9", "JK"]], "hand_points": 40}]}
+    r = game.put(f"/deals/{first['id']}/layout", json=layout)
+    assert r.status_code == 200, r.text
+    # 7 aces 140 + 500 + red threes 200 + going out 100; 9 9 JK 70 - 40.
+    assert [t["deal_score"] for t in r.json()["score"]["teams"]] == [940, 30]
+    assert [t["total"] for t in game.state()["teams"]] == [940 + 770, 30 + 60]
+    later = game.get(f"/deals/{second['id']}").json()
+    assert [t["total_before"] for t in later["layout"]["teams"]] == [940, 30]
+    # The same change again, from the old version, is a conflict.
+    r = game.put(f"/deals/{first['id']}/layout", json=layout)
+    assert r.status_code == 409
