@@ -205,6 +205,12 @@ function renderProblems(deal) {
       ...deal.review.map((r) => el("button", { type: "button", onclick: () => select(r.card_id) },
         `${r.card}${r.confidence !== null ? ` (${Math.round(r.confidence * 100)}%)` : ""} · ${r.reason}`))));
   }
+  const latest = deal.scans[deal.scans.length - 1];
+  const notes = (latest && latest.review) || [];
+  if (notes.length && deal.status === "draft") {
+    box.append(el("details", { class: "review" }, el("summary", {}, `The scanner's notes on photo ${latest.seq} (${notes.length})`),
+      el("ul", {}, ...notes.map((n) => el("li", {}, n.message || n.kind)))));
+  }
 }
 
 let photoUrl = null;
