@@ -61,8 +61,9 @@ def create_game(session: Session, rules: dict[str, Any],
     names = [t["name"] for t in teams]
     if len(set(names)) != len(names):
         raise ServiceError(422, "two teams have the same name; names tell the winner apart")
-    if rs.players in (4, 6) and len(teams) not in (2, 3):
-        raise ServiceError(422, f"{rs.players} players play in partnerships: give 2 or 3 teams")
+    if len(teams) not in rs.team_counts:
+        allowed = " or ".join(str(n) for n in rs.team_counts)
+        raise ServiceError(422, f"{rs.players} players play as {allowed} teams, not {len(teams)}")
     token = secrets.token_urlsafe(32)
     game = Game(token_hash=hash_token(token), rules=rs.to_json())
     game.teams = [Team(index=i, name=t["name"], players=list(t.get("players") or []),

@@ -60,6 +60,7 @@ def test_create_game_returns_token_once_and_stores_only_its_hash(client, setting
     ({"teams": [{"name": "Us"}]}, "teams"),
     ({"teams": [{"name": "Us"}, {"name": "Us"}]}, "same name"),
     ({"players": 5, "teams": [{"name": "A"}, {"name": "B"}]}, "players"),
+    ({"players": 4, "teams": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}, "2 teams"),
     ({"target": 0, "teams": [{"name": "A"}, {"name": "B"}]}, "target"),
     ({"rules": {"no_such_option": 1}, "teams": [{"name": "A"}, {"name": "B"}]}, "no_such_option"),
     ({"teams": [{"name": ""}, {"name": "B"}]}, "name"),
@@ -404,3 +405,19 @@ def test_replace_the_layout_of_a_confirmed_deal(game) -> None:
     # The same change again, from the old version, is a conflict.
     r = game.put(f"/deals/{first['id']}/layout", json=layout)
     assert r.status_code == 409
+
+
+def test_six_players_in_three_partnerships(client) -> None:
+    game = make_game(client, players=6, teams=[{"name": "A"}, {"name": "B"}, {"name": "C"}])
+    deal = game.new_deal()
+    assert len(deal["table"]["teams"]) == 3
+    layout = {"teams": [{"melds": [["Q"] * 7, ["5"] * 7], "went_out": True},
+                        {"melds": [["J", "J", "J"]], "hand": ["K"]},
+                        {"melds": [], "hand_points": 60}]}
+    r = game.put(f"/deals/{deal['id']}/layout", json=layout)
+    assert r.status_code == 200, r.text
+    assert confirm(game, r.json()).status_code == 200
+    expected = score_layout_json({"rules": {"players": 6}, "teams": [
+        {"name": n, **t} for n, t in zip("ABC", layout["teams"], strict=True)]})
+    assert [t["total"] for t in game.state()["teams"]] == [
+        t["total_after"] for t in expected["teams"]]
