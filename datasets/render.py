@@ -23,9 +23,10 @@ import numpy as np
 from datasets import art
 from datasets.scene import Scene
 
-TEXTURE_KINDS = ("felt", "wood", "cloth", "gingham", "stone", "laminate", "stripes")
+TEXTURE_KINDS = ("felt", "wood", "wood", "carpet", "cloth", "gingham", "stone", "laminate", "stripes")
 BACKGROUND_VARIANTS = 12
 # table textures held out for the test split: the last two variants of every kind
+# (a kind listed twice, like wood, is drawn twice as often)
 BACKGROUNDS_TRAIN = tuple(f"{k}-{i}" for k in TEXTURE_KINDS for i in range(BACKGROUND_VARIANTS - 2))
 BACKGROUNDS_TEST = tuple(f"{k}-{i}" for k in TEXTURE_KINDS for i in range(BACKGROUND_VARIANTS - 2, BACKGROUND_VARIANTS))
 
@@ -78,18 +79,33 @@ def table_texture(name: str, h: int, w: int, rng: np.random.Generator) -> np.nda
         n = _smooth_noise(rng, th, tw, 6) * 0.25 + rng.random((th, tw), dtype=np.float32) * 0.12
         img = colour[None, None] * (0.85 + n[..., None])
     elif kind == "wood":
-        colour = np.array([150, 95, 55], np.float32) * trng.uniform(0.5, 1.3) + trng.uniform(-20, 20, 3)
+        # grain: noise stretched along the boards, bent by a slow warp, banded into
+        # dark late-wood lines; boards of slightly different tone with dark seams
+        colour = np.array([150, 95, 55], np.float32) * trng.uniform(0.45, 1.3) + trng.uniform(-20, 20, 3)
         ang = trng.uniform(0, math.pi)
-        yy, xx = np.mgrid[0:th, 0:tw].astype(np.float32) / max(th, tw)
-        u = xx * math.cos(ang) + yy * math.sin(ang)
-        v = -xx * math.sin(ang) + yy * math.cos(ang)
-        warp = _smooth_noise(rng, th, tw, 5) * trng.uniform(0.5, 2.0)
-        rings = 0.5 + 0.5 * np.sin((v * trng.uniform(30, 90) + warp * 6) * 2)
-        planks = np.floor(u * trng.uniform(3, 8) + 0.5)
-        plank_shade = (np.sin(planks * 12.9898) * 43758.5453) % 1.0
-        seam = (np.abs(((u * trng.uniform(3, 8)) % 1.0) - 0.5) > 0.49).astype(np.float32)
-        shade = 0.75 + 0.2 * rings + 0.15 * plank_shade - 0.35 * seam
-        img = colour[None, None] * shade[..., None]
+        big = int(max(th, tw) * 1.5)
+        along = _smooth_noise(rng, 4, 64, 64)
+        grain = cv2.resize(rng.random((int(trng.integers(60, 160)), 6)).astype(np.float32), (big, big),
+                           interpolation=cv2.INTER_CUBIC)
+        warp = _smooth_noise(rng, big, big, 4) * trng.uniform(2, 6)
+        yy = np.mgrid[0:big, 0:big][0].astype(np.float32) / big
+        rings = np.abs(np.sin((yy * trng.uniform(20, 60) + warp + grain * 2) * math.pi))
+        fine = cv2.resize(rng.random((big, big // 40 + 2)).astype(np.float32), (big, big))
+        shade = 0.55 + 0.35 * rings ** trng.uniform(0.3, 1.5) + 0.15 * fine + 0.05 * cv2.resize(along, (big, big))
+        planks = int(trng.integers(2, 7))
+        xx = np.mgrid[0:big, 0:big][1].astype(np.float32) / big * planks
+        shade *= 0.85 + 0.15 * ((np.floor(xx) * 7.31) % 1.0)
+        shade *= 1 - 0.5 * (np.abs((xx % 1.0) - 0.5) > 0.497)
+        rot = cv2.getRotationMatrix2D((big / 2, big / 2), math.degrees(ang), 1.0)
+        shade = cv2.warpAffine(shade, rot, (big, big), borderMode=cv2.BORDER_REFLECT)
+        y0, x0 = (big - th) // 2, (big - tw) // 2
+        img = colour[None, None] * shade[y0:y0 + th, x0:x0 + tw, None]
+    elif kind == "carpet":
+        colour = np.array([[170, 150, 120], [120, 110, 100], [90, 70, 60], [140, 140, 150]][trng.integers(4)], np.float32)
+        colour *= trng.uniform(0.7, 1.2)
+        n = rng.random((th, tw), dtype=np.float32)
+        n = cv2.GaussianBlur(n, (0, 0), 0.7) * 0.6 + _smooth_noise(rng, th, tw, 12) * 0.4
+        img = colour[None, None] * (0.55 + 0.7 * n[..., None])
     elif kind == "gingham":
         c1 = trng.uniform(80, 230, 3).astype(np.float32)
         period = tw / trng.uniform(15, 45)
@@ -286,7 +302,7 @@ def _camera(img: np.ndarray, rng: np.random.Generator, params: dict[str, Any], c
                     float(rng.uniform(0, 180)), 0, 360, 1.0, -1)
         band = cv2.GaussianBlur(band, (0, 0), max(small_w, small_h) * 0.05)
         light *= 1 - band * rng.uniform(0.2, 0.45)
-    exposure = rng.uniform(0.8, 1.15)
+    exposure = rng.uniform(0.75, 1.35)  # real phone photos are often over-exposed
     wb = np.array([rng.uniform(0.85, 1.12), 1.0, rng.uniform(0.8, 1.15)], np.float32)  # warm / cool light
     # one gain per pixel and channel, applied in 8-bit fixed point (x/128) for speed
     gain = (light * exposure)[..., None] * wb[None, None]
@@ -295,7 +311,7 @@ def _camera(img: np.ndarray, rng: np.random.Generator, params: dict[str, Any], c
     if rng.random() < 0.35:  # glare: a soft bright spot from a lamp on glossy cards
         gx, gy = rng.uniform(0.15, 0.85) * small_w, rng.uniform(0.15, 0.85) * small_h
         gr = rng.uniform(0.05, 0.2) * max(small_w, small_h)
-        g = np.exp(-(((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * gr ** 2))) * rng.uniform(40, 140)
+        g = np.exp(-(((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * gr ** 2))) * rng.uniform(40, 180)
         g8 = cv2.cvtColor(np.clip(g, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2RGB)
         img8 = cv2.add(img8, cv2.resize(g8, (w, h), interpolation=cv2.INTER_LINEAR))
         params["glare"] = True

@@ -87,6 +87,9 @@ class SceneParams:
       canasta; `squared_p`: chance a canasta is squared up (one card visible);
       `black_three_p`: chance the team that went out melded black threes.
     - `second_design_p`: chance the two decks have different face designs.
+    - `closeup_p`, `closeup_card_frac`: chance of a close shot of part of the table with
+      bigger cards (like the real validation photos; `Scene.complete` is then usually
+      false), and its card size range as a fraction of the long side.
     - `clutter`: draw clutter (score pad, coins, fingers, face-down hands).
     """
 
@@ -103,6 +106,8 @@ class SceneParams:
     black_three_p: float = 0.12
     second_design_p: float = 0.3
     clutter: bool = True
+    closeup_p: float = 0.1
+    closeup_card_frac: tuple[float, float] = (0.15, 0.4)
 
 
 # ----------------------------------------------------------------------------- cards
@@ -473,7 +478,7 @@ def make_scene(
         scene = _photograph(rng, deal, placed, clutter_units, designs, deck_design, aspect,
                             params, split, seed, backgrounds)
         # a table too crowded to fit at the smallest card size is dealt again (usually)
-        if scene.complete or rng.random() < 0.1:
+        if scene.complete or scene.camera["closeup"] or rng.random() < 0.1:
             break
     assert scene is not None
     return scene
@@ -728,11 +733,18 @@ def _photograph(rng, deal: _Deal, placed: list[_Placed], clutter_units, designs,
     scale = min(scale, fit)
     # never smaller than the minimum card size: a crowded table is then cut at the edges
     scale = max(scale, params.card_frac[0] * long_px / unit)
-    card_px = unit * scale
     slack = np.maximum(np.array([width, height]) - span * scale, 0) / 2
     offset = centre + rng.uniform(-1, 1, size=2) * slack * 0.8
     bbox_mid = (lo + hi) / 2
-    camera.update({"roll_deg": round(roll, 2), "megapixels": round(width * height / 1e6, 2)})
+    closeup = rng.random() < params.closeup_p
+    if closeup:
+        # a close shot of part of the table: big cards, the photo centred on one of them
+        scale = float(rng.uniform(*params.closeup_card_frac)) * long_px / unit
+        bbox_mid = tilted[int(rng.integers(len(tilted)))] + rng.normal(0, 0.5, size=2) * unit
+        offset = centre
+    card_px = unit * scale
+    camera.update({"roll_deg": round(roll, 2), "megapixels": round(width * height / 1e6, 2),
+                   "closeup": closeup})
 
     def to_photo(p: np.ndarray) -> np.ndarray:
         return (flat(p) - bbox_mid) * scale + offset

@@ -102,7 +102,8 @@ def test_scale_and_image_size_ranges():
     for scene in _scenes(60):
         long_side = max(scene.width, scene.height)
         assert 1.9e6 <= scene.width * scene.height <= 12.1e6
-        assert 0.06 * long_side - 1 <= scene.card_height_px <= 0.15 * long_side + 1
+        top = 0.4 if scene.camera["closeup"] else 0.15
+        assert 0.06 * long_side - 1 <= scene.card_height_px <= top * long_side + 1
         assert scene.camera["tilt_deg"] <= 20.0
 
 
