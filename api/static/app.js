@@ -100,7 +100,8 @@ $("#new-game").addEventListener("submit", async (ev) => {
   const f = new FormData(ev.target);
   const body = {
     players: Number(f.get("players")), target: Number(f.get("target")),
-    teams: [0, 1].map((i) => ({ name: f.get(`team${i}`).trim(), starting_total: Number(f.get(`start${i}`) || 0) })),
+    teams: [0, 1, 2].filter((i) => i < 2 || f.get("team2").trim())
+      .map((i) => ({ name: f.get(`team${i}`).trim(), starting_total: Number(f.get(`start${i}`) || 0) })),
   };
   const game = await busy("Starting…", () => api("POST", "/api/games", body));
   if (!game) return;
