@@ -25,7 +25,7 @@ from scanner.imageio import ImageError, Photo, PhotoTooLarge, load_photo
 IMAGE_TYPES = frozenset({
     "image/jpeg", "image/jpg", "image/pjpeg", "image/png", "image/heic", "image/heif",
     "image/heic-sequence", "image/heif-sequence",
-    # Some phone browsers send no type for HEIC files; the decoder still decides.
+    # Some browsers send this for HEIC files; the decoder still decides.
     "application/octet-stream",
 })
 EXTENSIONS = {"JPEG": "jpg", "MPO": "jpg", "PNG": "png", "HEIF": "heic"}
@@ -37,7 +37,9 @@ LOW_COLOUR = (229, 57, 53)
 def check_content_type(content_type: str | None) -> None:
     """415 unless the declared type is one of the photo types (or unknown bytes)."""
     kind = (content_type or "").split(";")[0].strip().lower()
-    if kind not in IMAGE_TYPES:
+    # No type at all is let through too (some browsers send none for .heic): the decoder
+    # then decides from the bytes, and refuses anything that is not a photo.
+    if kind and kind not in IMAGE_TYPES:
         raise ServiceError(415, f"the photo must be a JPEG, PNG or HEIC image, not "
                            f"{kind or 'an untyped upload'}")
 

@@ -79,6 +79,13 @@ def test_scan_refuses_over_25_mb_before_reading_it_all(client, scan_recorder, se
     assert stored_files(settings) == []  # the stateless scan keeps nothing
 
 
+def test_scan_takes_an_untyped_heic_upload(client) -> None:
+    r = client.post("/api/scan", files={"photo": ("IMG_0001.HEIC", photo_bytes("HEIF"), "")})
+    assert r.status_code == 200, r.text
+    r = client.post("/api/scan", files={"photo": ("notes.txt", b"shopping list", "")})
+    assert r.status_code == 422
+
+
 def test_scan_without_a_photo_field(client) -> None:
     r = client.post("/api/scan", files={"picture": ("t.jpg", photo_bytes(), "image/jpeg")})
     assert r.status_code == 422 and "photo" in r.json()["detail"]
