@@ -1,6 +1,6 @@
 """Benchmark of the layout step: corners -> melds, teams and the deal score.
 
-Measures, over scene ground truth (a directory of `scene_*.json`, e.g. the data engine's
+Measures, over the complete scenes (the whole table in the photo) of scene ground truth (a directory of `scene_*.json`, e.g. the data engine's
 test split, or scenes generated on the fly with `datasets.scene.make_scene`):
 
 - meld exact: a true meld has a predicted meld of the same team and rank with the same
@@ -150,6 +150,10 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
     totals: Counter = Counter()
     times = []
     for scene, photo in scenes:
+        if not scene.get("complete", True):
+            # a close shot of part of the table: its layout cannot match the whole deal
+            totals["skipped_incomplete"] += 1
+            continue
         corners = corners_for(source, scene, photo, rng, detector)
         size = (scene["image"]["width"], scene["image"]["height"])
         read_table(corners, size)  # warm (first-call costs are not the layout step's)
@@ -174,7 +178,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
     exact = totals["plain_exact"] + totals["squared_exact"]
     n = max(totals["scenes"], 1)
     return {
-        "source": source, "scenes": totals["scenes"], "melds": melds,
+        "source": source, "scenes": totals["scenes"],
+        "skipped_incomplete": totals["skipped_incomplete"], "melds": melds,
         "meld_exact": exact / max(melds, 1),
         "meld_exact_not_squared": totals["plain_exact"] / max(totals["plain_total"], 1),
         "squared_melds": totals["squared_total"],

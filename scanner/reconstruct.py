@@ -650,14 +650,25 @@ def _natural_ranks(cards: list[CardReading], stack: list[int]) -> set[str]:
     return {cards[i].rank for i in stack if not cards[i].is_wild}
 
 
+def _rank_majority(cards: list[CardReading], stack: list[int]) -> tuple[int, int]:
+    """Count of the stack's commonest natural rank, and of its other naturals."""
+    counts = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
+    if not counts:
+        return 0, 0
+    top = counts.most_common(1)[0][1]
+    return top, sum(counts.values()) - top
+
+
 def _is_meld_like(cards: list[CardReading], stack: list[int]) -> bool:
-    """Three or more cards whose naturals are all of one rank: a meld, not a pile."""
-    return len(stack) >= 3 and len(_natural_ranks(cards, stack)) == 1
+    """Three or more cards, their naturals (bar a misread or so) of one rank: a meld."""
+    top, others = _rank_majority(cards, stack)
+    return len(stack) >= 3 and top >= 2 and top >= 3 * others
 
 
 def _is_pile_like(cards: list[CardReading], stack: list[int]) -> bool:
-    """Several natural ranks in one heap: a discard pile rather than a meld."""
-    return len(_natural_ranks(cards, stack)) > 1
+    """Several natural ranks in one heap with none clearly leading: a discard pile."""
+    top, others = _rank_majority(cards, stack)
+    return others > 0 and top < 3 * others
 
 
 # ---------------------------------------------------------------------------------------
@@ -956,7 +967,9 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
         meld = MeldReading(team=team, rank=rank, card_ids=member_ids, naturals=len(ids),
                            wilds=[cards[w].rank for w in sorted(wild_ids)])
         meld_stacks = {cards[i].stack for i in member_ids}
-        alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1
+        # a whole card lying alone; one index alone is a covered card whose cover is hidden
+        alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1 \
+            and cards[member_ids[0]].fully_visible
         # cards of this rank the pack still has for a squared canasta under this one
         left = PACK_LIMITS.get(rank, 8) - (on_table[rank] - 1)
         if alone and left >= 4:

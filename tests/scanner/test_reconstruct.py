@@ -287,3 +287,17 @@ def test_different_deck_proportions_are_calibrated_from_the_photo():
     reading = read_table(corners_from_scene(scene), (W, H))
     assert team_melds(reading, 0) == [["A", "A", "A", "2"], ["6", "6", "6"]]
     assert abs(reading.card_size[1] - big) < 0.1 * big
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_whole_lone_card_goes_by_position_whatever_corner_comes_first(reverse):
+    # a whole card reads the same turned round: only where it lies says whose it is
+    table = (column(["KH", "KS", "KD"], 1000, 2300)
+             + column(["8H", "8S", "8D"], 2500, 500, angle=180)
+             + [{"card": "QH", "x": 1600, "y": 2300, "angle": 0},
+                {"card": "AS", "x": 3200, "y": 500, "angle": 180}])
+    corners, _ = read(table)
+    order = np.arange(len(corners))[::-1] if reverse else np.arange(len(corners))
+    reading = read_table(corners.select(order), (W, H))
+    squared = {(m.team, m.rank) for m in reading.melds if m.squared}
+    assert squared == {(0, "Q"), (1, "A")}
