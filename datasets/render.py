@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from datasets import art
-from datasets.scene import Scene
+from datasets.scene import Scene, undistort_points
 
 TEXTURE_KINDS = ("felt", "wood", "wood", "carpet", "cloth", "gingham", "stone", "laminate", "stripes")
 BACKGROUND_VARIANTS = 12
@@ -253,7 +253,15 @@ def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
     """The photo of a scene (uint8 RGB, scene.height x scene.width); fills scene.render."""
     h, w = scene.height, scene.width
     params: dict[str, Any] = {}
-    canvas = table_texture(scene.background or "felt-0", h, w, rng)
+    k1 = float(scene.camera.get("k1", 0.0))
+    # The scene's points include the lens distortion. Draw an undistorted picture (with a
+    # margin: barrel distortion pulls in what lies outside the frame), then distort it.
+    pad = int(math.ceil(max(0.0, -k1) * max(w, h))) + 4 if k1 else 0
+
+    def to_canvas(pts: np.ndarray) -> np.ndarray:
+        return undistort_points(pts, k1, w, h) + pad
+
+    canvas = table_texture(scene.background or "felt-0", h + 2 * pad, w + 2 * pad, rng)
     card_px = scene.card_height_px
     # light comes from one side: shadows fall the other way
     light_dir = rng.uniform(0, 2 * math.pi)
@@ -268,17 +276,32 @@ def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
     items.sort(key=lambda t: t[0])
     for _, what, obj in items:
         if what == "card":
-            _draw_shadow(canvas, obj.outline, shadow_offset, shadow_blur, shadow_strength)
+            quad = to_canvas(obj.outline)
+            _draw_shadow(canvas, quad, shadow_offset, shadow_blur, shadow_strength)
             if obj.face_up:
                 token = f"JK_{obj.joker or 'red'}" if obj.card == "JK" else obj.card
             else:
                 token = "back"
-            draw_card(canvas, bank.face(obj.design, token), obj.outline)
+            draw_card(canvas, bank.face(obj.design, token), quad)
         else:
+            poly = to_canvas(obj.polygon)
             if obj.kind in ("coin", "pen", "finger"):
-                _draw_shadow(canvas, obj.polygon, shadow_offset * 1.5, shadow_blur * 1.5, shadow_strength)
-            _draw_clutter(canvas, obj.kind, obj.polygon, rng)
+                _draw_shadow(canvas, poly, shadow_offset * 1.5, shadow_blur * 1.5, shadow_strength)
+            _draw_clutter(canvas, obj.kind, poly, rng)
 
+    if k1:
+        # where each photo pixel comes from, computed on a coarse grid (the map is smooth)
+        # grid node j sits at pixel 8j - 4.5 so that cv2.resize (pixel-centre aligned) puts
+        # it exactly on output pixel 8j - 8 (then the first 8 rows/columns are cut)
+        step = 8
+        ny, nx = h // step + 3, w // step + 3
+        gy, gx = np.mgrid[0:ny, 0:nx].astype(np.float64) * step - (step / 2 + 0.5)
+        src = to_canvas(np.stack([gx.ravel(), gy.ravel()], axis=1)).astype(np.float32)
+        size = (nx * step, ny * step)
+        map_x = cv2.resize(src[:, 0].reshape(gx.shape), size, interpolation=cv2.INTER_LINEAR)[step:step + h, step:step + w]
+        map_y = cv2.resize(src[:, 1].reshape(gx.shape), size, interpolation=cv2.INTER_LINEAR)[step:step + h, step:step + w]
+        canvas = cv2.remap(canvas, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        params["lens_k1"] = k1
     out = _camera(canvas, rng, params, card_px)
     scene.render = params
     return out

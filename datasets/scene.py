@@ -90,6 +90,8 @@ class SceneParams:
     - `closeup_p`, `closeup_card_frac`: chance of a close shot of part of the table with
       bigger cards (like the real validation photos; `Scene.complete` is then usually
       false), and its card size range as a fraction of the long side.
+    - `lens_p`, `lens_k1`: chance of radial lens distortion and the range of its
+      coefficient k1 (negative: barrel), see `distort_points`.
     - `clutter`: draw clutter (score pad, coins, fingers, face-down hands).
     """
 
@@ -108,6 +110,8 @@ class SceneParams:
     clutter: bool = True
     closeup_p: float = 0.1
     closeup_card_frac: tuple[float, float] = (0.15, 0.4)
+    lens_p: float = 0.6
+    lens_k1: tuple[float, float] = (-0.04, 0.02)
 
 
 # ----------------------------------------------------------------------------- cards
@@ -311,6 +315,29 @@ def apply_h(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
     pts = np.asarray(pts, dtype=float).reshape(-1, 2)
     p = np.c_[pts, np.ones(len(pts))] @ h.T
     return p[:, :2] / p[:, 2:3]
+
+
+def distort_points(pts: np.ndarray, k1: float, width: int, height: int) -> np.ndarray:
+    """Radial lens distortion of (N,2) photo points: r' = r (1 + k1 r^2), r in half long sides."""
+    if k1 == 0:
+        return np.asarray(pts, dtype=float)
+    c = np.array([width / 2, height / 2])
+    d = (np.asarray(pts, dtype=float) - c) / (max(width, height) / 2)
+    r2 = (d ** 2).sum(axis=-1, keepdims=True)
+    return c + d * (1 + k1 * r2) * (max(width, height) / 2)
+
+
+def undistort_points(pts: np.ndarray, k1: float, width: int, height: int, iterations: int = 12) -> np.ndarray:
+    """Inverse of `distort_points` (fixed-point iteration; exact to well under a pixel)."""
+    if k1 == 0:
+        return np.asarray(pts, dtype=float)
+    c = np.array([width / 2, height / 2])
+    half = max(width, height) / 2
+    target = (np.asarray(pts, dtype=float) - c) / half
+    d = target.copy()
+    for _ in range(iterations):
+        d = target / (1 + k1 * (d ** 2).sum(axis=-1, keepdims=True))
+    return c + d * half
 
 
 def up_angle(outline: np.ndarray) -> float:
@@ -743,11 +770,13 @@ def _photograph(rng, deal: _Deal, placed: list[_Placed], clutter_units, designs,
         bbox_mid = tilted[int(rng.integers(len(tilted)))] + rng.normal(0, 0.5, size=2) * unit
         offset = centre
     card_px = unit * scale
+    k1 = float(rng.uniform(*params.lens_k1)) if rng.random() < params.lens_p else 0.0
     camera.update({"roll_deg": round(roll, 2), "megapixels": round(width * height / 1e6, 2),
-                   "closeup": closeup})
+                   "closeup": closeup, "k1": round(k1, 4)})
+    k1 = camera["k1"]  # the rounded value, so the renderer undoes exactly what the labels use
 
     def to_photo(p: np.ndarray) -> np.ndarray:
-        return (flat(p) - bbox_mid) * scale + offset
+        return distort_points((flat(p) - bbox_mid) * scale + offset, k1, width, height)
 
     cards: list[SceneCard] = []
     z = 0

@@ -2,7 +2,7 @@
 
 No installed card art is needed: the test draws its own design (white card, magenta
 index boxes exactly where its CardGeometry says, a blue picture in the middle) and checks,
-after perspective, rotation, 180-degree turns, blur, noise and JPEG, that the pixels
+after perspective, lens distortion, rotation, 180-degree turns, blur, noise and JPEG, that the pixels
 inside each visible label box are magenta and those of covered indices are not.
 """
 
@@ -76,11 +76,12 @@ def _overlaps_other_index(scene, card, ix) -> bool:
 def test_label_boxes_land_on_the_printed_index():
     bank = synthetic_bank()
     checked_visible = checked_hidden = 0
-    tilts = []
+    tilts, lenses = [], []
     for seed in range(4):
         rng = np.random.default_rng(seed)
         scene = make_scene(rng, {"magenta": GEOM}, params=SMALL, seed=seed, backgrounds=["laminate-1"])
         tilts.append(scene.camera["tilt_deg"])
+        lenses.append(scene.camera["k1"])
         rgb = render(scene, bank, rng)
         ok, buf = cv2.imencode(".jpg", rgb, [cv2.IMWRITE_JPEG_QUALITY, 85])
         rgb = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
@@ -99,6 +100,7 @@ def test_label_boxes_land_on_the_printed_index():
                     checked_hidden += 1
     assert checked_visible > 50 and checked_hidden > 20
     assert max(tilts) > 3  # perspective was part of the test
+    assert min(lenses) < -0.005  # and barrel distortion
 
 
 def test_upside_down_cards_have_their_index_at_the_photo_top_left_rotated():
