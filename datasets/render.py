@@ -282,6 +282,11 @@ def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
                 token = f"JK_{obj.joker or 'red'}" if obj.card == "JK" else obj.card
             else:
                 token = "back"
+            if obj.role == "squared_top":
+                # the squared-up canasta underneath shows as a few uneven card edges
+                for _ in range(int(rng.integers(2, 5))):
+                    jitter = rng.normal(0, 0.008 * card_px, size=2)
+                    draw_card(canvas, bank.face(obj.design, token), quad + jitter)
             draw_card(canvas, bank.face(obj.design, token), quad)
         else:
             poly = to_canvas(obj.polygon)

@@ -556,6 +556,9 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
                 row_height = 0.0
             jitter_rot = float(rng.normal(0, 2.0))
             order_cards = list(meld.cards)
+            if rng.random() < 0.4:
+                # wilds are not always added last: some players tuck them in anywhere
+                order_cards = [order_cards[i] for i in rng.permutation(len(order_cards))]
             if meld.squared:
                 # the visible top card: red natural on a natural canasta, black on a mixed
                 want = RED_SUITS if not meld.wilds else ("S", "C")
