@@ -45,7 +45,10 @@ def load_scenes(scenes_dir: Path | None, generate: int, seed: int,
         files = sorted(scenes_dir.rglob("scene_*.json"))[:limit]
         out = []
         for f in files:
-            scene = json.loads(f.read_text())
+            try:
+                scene = json.loads(f.read_text())
+            except json.JSONDecodeError:
+                continue  # still being written by a running build
             photo = f.parent / scene.get("image", {}).get("file", "")
             out.append((scene, photo if photo.is_file() else None))
         return out

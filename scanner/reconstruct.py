@@ -466,39 +466,87 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
 
 
 def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
-               geo: CardGeometry) -> CardGeometry:
-    """Card height (in index heights) and aspect, measured from this photo's whole cards.
+               geo: CardGeometry) -> tuple[np.ndarray, CardGeometry, str]:
+    """Card height in pixels at each corner, the deck's aspect, and how they were measured.
 
-    The top-left and bottom-right indices of a card are `(1 - 2 * index_x)` card widths
-    across and `(1 - 2 * index_y)` card heights down from each other, so same-rank corners
-    facing opposite ways at about that offset give this deck's size directly; fall back
-    to the prior when the photo shows none.
+    Card size is measured in pixels, not in index heights: both decks of a table are the
+    same size while their indices differ (designs print them from 9% to 30% of the card),
+    and only perspective changes it, slowly, across the photo. In order of preference:
+    - whole cards: the top-left and bottom-right indices of a card are a card diagonal
+      (less the margins) apart; each corner's mutually nearest opposite-facing corner of
+      its rank, in the diagonal's direction, gives one measurement (a plane fit over
+      the photo when there are several);
+    - columns: covered cards are shifted by about 0.28 card heights;
+    - the prior: `card_height` index heights.
     """
     centres = corners.centers.astype(float)
+    n = len(corners)
     same = corners.class_ids[:, None] == corners.class_ids[None, :]
     opposite = np.abs(_angle_diff(angles[:, None], angles[None, :]) - 180) < geo.angle_tolerance
-    ii, jj = np.nonzero(np.triu(same & opposite, 1))
-    if len(ii) == 0:
-        return geo
-    # the pair's own angle: the mean of both readings (one is turned by 180 degrees)
-    a_i, a_j = np.radians(angles[ii]), np.radians(angles[jj])
-    mean = np.degrees(np.arctan2(np.sin(a_i) - np.sin(a_j), np.cos(a_i) - np.cos(a_j)))
-    up, right = _unit_vectors(mean)
-    v = centres[jj] - centres[ii]
-    h = (index_h[ii] + index_h[jj]) / 2
-    ch = -(v * up).sum(axis=1) / (1 - 2 * geo.index_y) / h
-    cw = (v * right).sum(axis=1) / (1 - 2 * geo.index_x) / h
-    plausible = (ch > 0.6 * geo.card_height) & (ch < 1.6 * geo.card_height)
-    plausible &= np.abs(cw / np.maximum(ch, 1e-6) - geo.aspect) < 0.15
-    if not plausible.any():
-        return geo
-    # The diagonal's length does not depend on the angle read; its direction does, so
-    # the aspect is measured only from several cards, and the height from the length.
-    aspect = float(np.median(cw[plausible] / ch[plausible])) if plausible.sum() >= 3 \
-        else geo.aspect
-    diagonal = np.hypot(1 - 2 * geo.index_y, aspect * (1 - 2 * geo.index_x))
-    length = np.hypot(v[:, 0], v[:, 1]) / h / diagonal
-    return replace(geo, card_height=float(np.median(length[plausible])), aspect=aspect)
+    ii, jj = np.nonzero(same & opposite)
+    if len(ii):
+        a_i, a_j = np.radians(angles[ii]), np.radians(angles[jj])
+        mean = np.degrees(np.arctan2(np.sin(a_i) - np.sin(a_j), np.cos(a_i) - np.cos(a_j)))
+        up, right = _unit_vectors(mean)
+        v = centres[jj] - centres[ii]
+        across, down = (v * right).sum(axis=1), -(v * up).sum(axis=1)
+        length = np.hypot(across, down)
+        h = (index_h[ii] + index_h[jj]) / 2
+        slant = np.degrees(np.arctan2(across, down))  # about 37 degrees for a card diagonal
+        ok = (across > 0) & (down > 0) & (slant > 24) & (slant < 52)
+        ok &= (length > 2.0 * h) & (length < 16.0 * h)
+        ii, jj, across, down, length = ii[ok], jj[ok], across[ok], down[ok], length[ok]
+        best = np.full(n, -1)
+        best_len = np.full(n, np.inf)
+        for k in np.argsort(length):
+            i, j = ii[k], jj[k]
+            if length[k] < best_len[i]:
+                best[i], best_len[i] = j, length[k]
+        mutual = np.array([best[i] == j and best[j] == i for i, j in zip(ii, jj, strict=True)],
+                          dtype=bool)
+        if mutual.any():
+            heights = down[mutual] / (1 - 2 * geo.index_y)
+            aspects = across[mutual] / (1 - 2 * geo.index_x) / heights
+            typical = np.median(heights)
+            good = np.abs(heights / typical - 1) < 0.25
+            heights, aspects = heights[good], aspects[good]
+            where = (centres[ii[mutual][good]] + centres[jj[mutual][good]]) / 2
+            aspect = float(np.median(aspects)) if len(aspects) >= 3 else geo.aspect
+            return _size_field(centres, where, heights), replace(geo, aspect=aspect), "whole cards"
+    step = _column_step(centres, angles, index_h)
+    if step is not None:
+        return np.full(n, step / 0.28), geo, "column step"
+    return index_h * geo.card_height, geo, "prior"
+
+
+def _size_field(centres: np.ndarray, where: np.ndarray, heights: np.ndarray) -> np.ndarray:
+    """Card height at each corner: a plane over the photo through the measurements."""
+    if len(heights) < 6:
+        return np.full(len(centres), float(np.median(heights)))
+    design = np.c_[np.ones(len(where)), where]
+    coef, *_ = np.linalg.lstsq(design, heights, rcond=None)
+    residual = np.abs(design @ coef / heights - 1)
+    keep = residual < 0.1
+    if keep.sum() >= 6:
+        coef, *_ = np.linalg.lstsq(design[keep], heights[keep], rcond=None)
+    field = np.c_[np.ones(len(centres)), centres] @ coef
+    # a plane fitted to a corner of the photo must not run wild elsewhere
+    return np.clip(field, 0.7 * heights.min(), 1.3 * heights.max())
+
+
+def _column_step(centres: np.ndarray, angles: np.ndarray, index_h: np.ndarray) -> float | None:
+    """Median distance from an index to the next one down its column, if columns show."""
+    steps = []
+    for i in range(len(centres)):
+        up, right = _unit_vectors(np.array([angles[i]]))
+        v = centres - centres[i]
+        down = -(v @ up[0])
+        lateral = np.abs(v @ right[0])
+        ok = (down > 0.5 * index_h[i]) & (down < 4 * index_h[i]) & (lateral < 0.4 * index_h[i])
+        ok &= _angle_diff(angles, angles[i]) < 15
+        if ok.any():
+            steps.append(float(down[ok].min()))
+    return float(np.median(steps)) if len(steps) >= 3 else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -686,8 +734,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         return TableReading([], [], [0, 0], [], (0.0, 0.0))
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
-    geo = _calibrate(corners, angles, index_h, geo)
-    card_h = index_h * geo.card_height
+    card_h, geo, _how = _calibrate(corners, angles, index_h, geo)
     typical_h = float(np.median(card_h))
     # Two passes: the cards and stacks of the first give each corner a steadier angle
     # (its neighbours' in the stack), and the second pairs and places cards with it.
