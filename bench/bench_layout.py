@@ -5,7 +5,8 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
 
 - meld exact: a true meld has a predicted meld of the same team and rank with the same
   number of naturals and of wilds (reported with and without squared-up canastas, whose
-  count the photo cannot show: the player counts them);
+  count the photo cannot show: the player counts them; and over the readable melds,
+  those whose every card shows an index, which is what the layout step alone decides);
 - deal score exact: the predicted layout, given the true went-out, concealed and hand,
   scores both teams' deal exactly as the true layout does (raw, and with the player's
   count of each flagged squared canasta filled in);
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.groundtruth import corners_from_scene
+from datasets.groundtruth import MIN_VISIBLE, corners_from_scene
 from scanner.reconstruct import TableReading, read_table
 
 NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
@@ -77,10 +78,20 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
         ok = p is not None and p.naturals == m["naturals"] and len(p.wilds) == len(m["wilds"])
         counts[f"{kind}_total"] += 1
         counts[f"{kind}_exact"] += ok
+        if kind == "plain" and _readable(scene, m):
+            counts["readable_total"] += 1
+            counts["readable_exact"] += ok
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
     counts["extra_melds"] += sum(1 for key in pred if key not in truth)
     return counts
+
+
+def _readable(scene: dict, meld: dict) -> bool:
+    """Whether every card of the meld shows an index a detector could read."""
+    cards = scene["cards"]
+    return all(any(ix.get("visible", 1.0) >= MIN_VISIBLE for ix in cards[i].get("indices", []))
+               for i in meld["card_ids"])
 
 
 def _why(true: dict, pred) -> str:
@@ -185,6 +196,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         "skipped_incomplete": totals["skipped_incomplete"], "melds": melds,
         "meld_exact": exact / max(melds, 1),
         "meld_exact_not_squared": totals["plain_exact"] / max(totals["plain_total"], 1),
+        "readable_melds": totals["readable_total"],
+        "meld_exact_readable": totals["readable_exact"] / max(totals["readable_total"], 1),
         "squared_melds": totals["squared_total"],
         "squared_default_guess_exact": totals["squared_exact"] / max(totals["squared_total"], 1),
         "extra_melds": totals["extra_melds"],

@@ -1014,9 +1014,8 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
         meld = MeldReading(team=team, rank=rank, card_ids=member_ids, naturals=len(ids),
                            wilds=[cards[w].rank for w in sorted(wild_ids)])
         meld_stacks = {cards[i].stack for i in member_ids}
-        # a whole card lying alone; one index alone is a covered card whose cover is hidden
-        alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1 \
-            and cards[member_ids[0]].fully_visible
+        # a card lying alone (some decks print a single index, so one corner may be all)
+        alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1
         # cards of this rank the pack still has for a squared canasta under this one
         left = PACK_LIMITS.get(rank, 8) - (on_table[rank] - 1)
         if alone and left >= 4:
