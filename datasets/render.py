@@ -42,13 +42,30 @@ class ArtBank:
 
     manifest: dict[str, Any]
     _faces: dict[str, np.ndarray] = field(default_factory=dict)
+    _small: dict[tuple[str, int, int], np.ndarray] = field(default_factory=dict)
 
-    def face(self, design: str, token: str) -> np.ndarray:
-        """RGBA art of a token (`KH`, `JK_red`, `back`) in a design."""
+    def face(self, design: str, token: str, height_px: float | None = None) -> np.ndarray:
+        """RGBA art of a token (`KH`, `JK_red`, `back`) in a design; with `height_px`, the
+        smallest halved copy still at least 1.4 times that tall (cached), so warping never
+        squeezes many art pixels into one (aliasing) and stays cheap."""
         faces = self._faces.get(design)
         if faces is None:
             faces = self._faces[design] = art.load_faces(design)
-        return faces[self.manifest[design]["tokens"].index(token)]
+        index = self.manifest[design]["tokens"].index(token)
+        full = faces[index]
+        if height_px is None:
+            return full
+        level = 0
+        while full.shape[0] / 2 ** (level + 1) >= 1.4 * height_px and level < 5:
+            level += 1
+        if level == 0:
+            return full
+        key = (design, index, level)
+        small = self._small.get(key)
+        if small is None:
+            f = 2 ** -level
+            small = self._small[key] = cv2.resize(np.asarray(full), None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        return small
 
 
 def _name_rng(name: str, rng: np.random.Generator) -> np.random.Generator:
@@ -171,15 +188,23 @@ def _draw_shadow(canvas: np.ndarray, quad: np.ndarray, offset: np.ndarray, blur:
     mask = np.zeros((y2 - y1, x2 - x1), np.uint8)
     cv2.fillConvexPoly(mask, np.round((shifted - [x1, y1]) * 4).astype(np.int32), int(255 * strength),
                        lineType=cv2.LINE_AA, shift=2)
-    if blur > 0.5:
+    if blur > 4:
+        # a wide soft shadow: blur a smaller mask (same look, a fraction of the work)
+        f = blur / 2
+        small = cv2.resize(mask, (max(1, int(mask.shape[1] / f)), max(1, int(mask.shape[0] / f))),
+                           interpolation=cv2.INTER_AREA)
+        mask = cv2.resize(cv2.GaussianBlur(small, (0, 0), 2), (mask.shape[1], mask.shape[0]),
+                          interpolation=cv2.INTER_LINEAR)
+    elif blur > 0.5:
         mask = cv2.GaussianBlur(mask, (0, 0), blur)
     shade = cv2.cvtColor(255 - mask, cv2.COLOR_GRAY2RGB)
     roi = canvas[y1:y2, x1:x2]
     roi[:] = cv2.multiply(roi, shade, scale=1 / 255)
 
 
-def draw_card(canvas: np.ndarray, face: np.ndarray, quad: np.ndarray) -> None:
-    """Warp RGBA card art onto a quad (TL, TR, BR, BL in canvas px), in place."""
+def draw_card(canvas: np.ndarray, face: np.ndarray, quad: np.ndarray, gain: float = 1.0) -> None:
+    """Warp RGBA card art onto a quad (TL, TR, BR, BL in canvas px), in place; `gain`
+    brightens or darkens this card (cards catch the light differently)."""
     h, w = canvas.shape[:2]
     box = _roi(quad, 2, w, h)
     if box is None:
@@ -201,7 +226,8 @@ def draw_card(canvas: np.ndarray, face: np.ndarray, quad: np.ndarray) -> None:
     warped = cv2.warpPerspective(face_np, m, (x2 - x1, y2 - y1), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
     alpha = warped[:, :, 3].astype(np.float32) * (1 / 255.0)
-    _composite(canvas, warped[:, :, :3], alpha, x1, y1)
+    rgb = warped[:, :, :3] if gain == 1.0 else cv2.convertScaleAbs(warped[:, :, :3], alpha=gain)
+    _composite(canvas, rgb, alpha, x1, y1)
 
 
 def _draw_clutter(canvas: np.ndarray, kind: str, poly: np.ndarray, rng: np.random.Generator) -> None:
@@ -282,12 +308,14 @@ def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
                 token = f"JK_{obj.joker or 'red'}" if obj.card == "JK" else obj.card
             else:
                 token = "back"
+            face = bank.face(obj.design, token, card_px)
+            gain = float(rng.uniform(0.93, 1.05))
             if obj.role == "squared_top":
                 # the squared-up canasta underneath shows as a few uneven card edges
                 for _ in range(int(rng.integers(2, 5))):
                     jitter = rng.normal(0, 0.008 * card_px, size=2)
-                    draw_card(canvas, bank.face(obj.design, token), quad + jitter)
-            draw_card(canvas, bank.face(obj.design, token), quad)
+                    draw_card(canvas, face, quad + jitter, gain * 0.95)
+            draw_card(canvas, face, quad, gain)
         else:
             poly = to_canvas(obj.polygon)
             if obj.kind in ("coin", "pen", "finger"):
