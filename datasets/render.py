@@ -275,6 +275,37 @@ def _draw_clutter(canvas: np.ndarray, kind: str, poly: np.ndarray, rng: np.rando
     _composite(canvas, layer, mask, x1, y1)
 
 
+def _table_edge(canvas: np.ndarray, card_pts: np.ndarray, card_px: float, rng: np.random.Generator,
+                params: dict[str, Any]) -> None:
+    """The table ends beyond the cards on one side: floor or a darker surface there, with
+    the table's edge as a dark band. Nothing is drawn where a card lies."""
+    h, w = canvas.shape[:2]
+    side = int(rng.integers(4))
+    lo, hi = card_pts.min(axis=0), card_pts.max(axis=0)
+    gap = card_px * rng.uniform(0.2, 1.2)
+    edge = [hi[1] + gap, lo[1] - gap, hi[0] + gap, lo[0] - gap][side]
+    if not (0 < edge < (h if side < 2 else w)):
+        return
+    floor = table_texture(f"{['carpet', 'laminate', 'wood'][int(rng.integers(3))]}-{int(rng.integers(100, 1000))}",
+                          h, w, rng)
+    floor = cv2.convertScaleAbs(floor, alpha=float(rng.uniform(0.35, 0.8)))
+    mask = np.zeros((h, w), np.float32)
+    e = int(edge)
+    band = max(2, int(card_px * rng.uniform(0.03, 0.1)))
+    if side == 0:
+        mask[e:] = 1
+    elif side == 1:
+        mask[:e] = 1
+    elif side == 2:
+        mask[:, e:] = 1
+    else:
+        mask[:, :e] = 1
+    edge_mask = cv2.GaussianBlur(cv2.dilate(mask, np.ones((band, band), np.uint8)) - mask, (0, 0), 1.0)
+    _composite(canvas, floor, cv2.GaussianBlur(mask, (0, 0), 1.5), 0, 0)
+    _composite(canvas, np.zeros_like(canvas) + 30, edge_mask * 0.8, 0, 0)
+    params["table_edge"] = ["bottom", "top", "right", "left"][side]
+
+
 def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
     """The photo of a scene (uint8 RGB, scene.height x scene.width); fills scene.render."""
     h, w = scene.height, scene.width
@@ -289,6 +320,8 @@ def render(scene: Scene, bank: ArtBank, rng: np.random.Generator) -> np.ndarray:
 
     canvas = table_texture(scene.background or "felt-0", h + 2 * pad, w + 2 * pad, rng)
     card_px = scene.card_height_px
+    if scene.cards and rng.random() < 0.2:
+        _table_edge(canvas, np.concatenate([to_canvas(c.outline) for c in scene.cards]), card_px, rng, params)
     # light comes from one side: shadows fall the other way
     light_dir = rng.uniform(0, 2 * math.pi)
     shadow_len = card_px * rng.uniform(0.01, 0.05)
