@@ -37,19 +37,21 @@ ROLE_LEFT_OUT = "left_out"   # neither team's: discard pile, stray card
 
 @dataclass(frozen=True)
 class CardGeometry:
-    """Printed card proportions, relative to the index box, that turn one index into a card.
+    """Printed card proportions that turn one index into a card; refined per photo.
 
-    `card_height` is the card's height in index heights; `aspect` its width / height;
-    `index_x`, `index_y` where the index centre sits from the card's top-left corner, as
-    fractions of card width and height. Defaults fit common decks; `read_table` refines
-    the card size per photo from the fully visible cards it finds.
+    `card_height` is the prior card height in index heights (used only when the photo
+    shows neither whole cards nor columns); `aspect` is width / height; `corner_x`,
+    `corner_y` where the outer corner of a top-left index box sits from the card's
+    corner, as fractions of card width and height. The outer corner is used rather than
+    the index centre because it hardly moves between designs and ranks (a tall
+    vertical JOKER index, a wide 10), while the centre does.
     """
 
     card_height: float = 4.5
     aspect: float = 0.71
-    index_x: float = 0.10
-    index_y: float = 0.135
-    pair_tolerance: float = 0.2      # centre disagreement allowed, in card heights
+    corner_x: float = 0.02
+    corner_y: float = 0.03
+    pair_tolerance: float = 0.2       # centre disagreement allowed, in card heights
     angle_tolerance: float = 15.0     # degrees between the two indices of one card
     side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
     low_confidence: float = 0.6       # cards below this go to the review list
@@ -70,6 +72,8 @@ class CardReading:
     meld: int | None = None
     role: str = ROLE_LEFT_OUT
     notes: list[str] = field(default_factory=list)
+    # where the card would lie if its one visible index were a top-right one
+    other_center: tuple[float, float] | None = field(default=None, repr=False)
 
     @property
     def is_wild(self) -> bool:
@@ -212,15 +216,39 @@ def _fill_angles(corners: Corners) -> tuple[np.ndarray, np.ndarray]:
 # corners -> physical cards
 
 
-def _card_centres(centres: np.ndarray, angles: np.ndarray, card_h: np.ndarray,
-                  geo: CardGeometry) -> tuple[np.ndarray, np.ndarray]:
+def _index_anchors(corners: Corners, angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The outer top-left and top-right corners of each index box, in its own frame.
+
+    Boxes are axis-aligned in the photo; the index's own width and height are recovered
+    from the box and the angle (where the turn is near 45 degrees, from the box area).
+    """
+    w = corners.boxes[:, 2] - corners.boxes[:, 0]
+    h = corners.boxes[:, 3] - corners.boxes[:, 1]
+    a = np.radians(angles)
+    c, s = np.abs(np.cos(a)), np.abs(np.sin(a))
+    det = c * c - s * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own_w = (c * w - s * h) / det
+        own_h = (c * h - s * w) / det
+    ok = (np.abs(det) > 0.5) & (own_w > 0) & (own_h > 0)
+    side = np.sqrt(np.maximum(w * h, 1e-6))
+    own_w = np.where(ok, own_w, side * 0.75)
+    own_h = np.where(ok, own_h, side * 1.25)
+    up, right = _unit_vectors(angles)
+    centres = corners.centers.astype(float)
+    top = centres + up * (own_h / 2)[:, None]
+    return top - right * (own_w / 2)[:, None], top + right * (own_w / 2)[:, None]
+
+
+def _card_centres(anchors: tuple[np.ndarray, np.ndarray], angles: np.ndarray,
+                  card_h: np.ndarray, geo: CardGeometry) -> tuple[np.ndarray, np.ndarray]:
     """Card centre if each index is a left-type index (top-left / bottom-right) or right-type."""
     up, right = _unit_vectors(angles)
     card_w = card_h * geo.aspect
-    across = (card_w * (0.5 - geo.index_x))[:, None]
-    down = (card_h * (0.5 - geo.index_y))[:, None]
-    left_type = centres + right * across - up * down
-    right_type = centres - right * across - up * down
+    across = (card_w * (0.5 - geo.corner_x))[:, None]
+    down = (card_h * (0.5 - geo.corner_y))[:, None]
+    left_type = anchors[0] + right * across - up * down
+    right_type = anchors[1] - right * across - up * down
     return left_type, right_type
 
 
@@ -229,7 +257,8 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     """Group corners into physical cards; returns groups and each corner's type (0 left, 1 right)."""
     n = len(corners)
     centres = corners.centers.astype(float)
-    left_c, right_c = _card_centres(centres, angles, card_h, geo)
+    anchors = _index_anchors(corners, angles)
+    left_c, right_c = _card_centres(anchors, angles, card_h, geo)
     cand = np.stack([left_c, right_c], axis=1)  # (n, 2 types, 2)
     scale = np.maximum(card_h[:, None], card_h[None, :])
     adiff = _angle_diff(angles[:, None], angles[None, :])
@@ -239,7 +268,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
-    dists[0, 0] = _diagonal_mismatch(centres, angles, scale, geo)
+    dists[0, 0] = _diagonal_mismatch(anchors[0], angles, scale, geo)
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -293,17 +322,18 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     return groups, kind
 
 
-def _diagonal_mismatch(centres: np.ndarray, angles: np.ndarray, scale: np.ndarray,
+def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
                        geo: CardGeometry) -> np.ndarray:
     """How far corner j is from where corner i's card has its opposite (bottom-right) index.
 
-    The two indices of a card lie one card diagonal (less the margins) apart, in the
+    The outer corners of a card's two indices lie one card diagonal (less the margins)
+    apart, in the
     direction set by the card's angle, here the mean of both corners' angles (half the
     error of either). In card heights (n, n).
     """
-    down = scale * (1 - 2 * geo.index_y)
-    across = scale * geo.aspect * (1 - 2 * geo.index_x)
-    v = centres[None, :, :] - centres[:, None, :]  # i -> j
+    down = scale * (1 - 2 * geo.corner_y)
+    across = scale * geo.aspect * (1 - 2 * geo.corner_x)
+    v = anchors[None, :, :] - anchors[:, None, :]  # i -> j
     a = np.radians(angles)
     # mean of angle_i and angle_j + 180, as a unit vector per pair
     cx = np.cos(a)[:, None] - np.cos(a)[None, :]
@@ -363,7 +393,7 @@ def _slots_consistent(group: list[int], types: np.ndarray, angles: np.ndarray) -
 def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: CardGeometry,
                  groups: list[list[int]], kind: np.ndarray,
                  angle_known: np.ndarray) -> list[CardReading]:
-    left_c, right_c = _card_centres(corners.centers.astype(float), angles, card_h, geo)
+    left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)
     ranks = corners.ranks
     confidence = corners.confidence.tolist()
     rank_conf = corners.rank_confidence.tolist()
@@ -396,11 +426,75 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
         if not angle_known[group].any():
             conf *= 0.8
             notes.append("orientation unknown")
+        other = None
+        if len(group) == 1:
+            alt = right_c[group[0]] if kind[group[0]] == 0 else left_c[group[0]]
+            other = (float(alt[0]), float(alt[1]))
         cards.append(CardReading(rank=rank, corner_ids=sorted(group),
                                  center=(float(centre[0]), float(centre[1])),
                                  angle=card_angle, confidence=conf,
-                                 fully_visible=len(set(flipped)) == 2, notes=notes))
+                                 fully_visible=len(set(flipped)) == 2, notes=notes,
+                                 other_center=other))
     return cards
+
+
+def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
+    """Put a one-index card where its column says: its index may be a top-right one.
+
+    Some decks print the index only in the top-right corner. Taken for a top-left index
+    it puts the card most of a card width off its column, so a card whose other
+    placement lines up with the neighbouring cards of its column moves there.
+    """
+    if len(cards) < 2:
+        return
+    centres = np.array([c.center for c in cards])
+    angles = np.array([c.angle for c in cards])
+    for i, card in enumerate(cards):
+        if card.other_center is None:
+            continue
+        up, right = _unit_vectors(np.array([card.angle]))
+        near = _angle_diff(angles, card.angle) < 15
+        near[i] = False
+        if not near.any():
+            continue
+        offsets = []
+        for spot in (card.center, card.other_center):
+            v = centres[near] - np.asarray(spot)
+            along = np.abs(v @ up[0])
+            lateral = np.abs(v @ right[0])
+            close = (along > 0.12 * card_h) & (along < 1.2 * card_h)  # a column, not a row
+            offsets.append(float(lateral[close].min()) if close.any() else np.inf)
+        if offsets[1] < 0.12 * card_h and offsets[1] + 0.15 * card_h < offsets[0]:
+            card.center, card.other_center = card.other_center, card.center
+
+
+def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
+    """Split a stack holding two or more ranks with several cards each: touching melds.
+
+    Melds laid close together can overlap a little; a discard pile shows mostly single
+    cards of many ranks. Each rank with two or more naturals becomes its own stack, and
+    wild cards and single odd cards go with the nearest of them.
+    """
+    out = []
+    for stack in stacks:
+        by_rank: dict[str, list[int]] = defaultdict(list)
+        for i in stack:
+            if not cards[i].is_wild:
+                by_rank[cards[i].rank].append(i)
+        groups = [ids for ids in by_rank.values() if len(ids) >= 2]
+        if len(groups) < 2:
+            out.append(stack)
+            continue
+        grouped = {i for ids in groups for i in ids}
+        parts = [list(ids) for ids in groups]
+        for i in stack:
+            if i in grouped:
+                continue
+            dist = [min(np.hypot(*np.subtract(cards[i].center, cards[j].center)) for j in ids)
+                    for ids in groups]
+            parts[int(np.argmin(dist))].append(i)
+        out.extend(sorted(p) for p in parts)
+    return out
 
 
 def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bool]:
@@ -480,6 +574,7 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
     - the prior: `card_height` index heights.
     """
     centres = corners.centers.astype(float)
+    anchors = _index_anchors(corners, angles)[0]
     n = len(corners)
     same = corners.class_ids[:, None] == corners.class_ids[None, :]
     opposite = np.abs(_angle_diff(angles[:, None], angles[None, :]) - 180) < geo.angle_tolerance
@@ -488,7 +583,7 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
         a_i, a_j = np.radians(angles[ii]), np.radians(angles[jj])
         mean = np.degrees(np.arctan2(np.sin(a_i) - np.sin(a_j), np.cos(a_i) - np.cos(a_j)))
         up, right = _unit_vectors(mean)
-        v = centres[jj] - centres[ii]
+        v = anchors[jj] - anchors[ii]
         across, down = (v * right).sum(axis=1), -(v * up).sum(axis=1)
         length = np.hypot(across, down)
         h = (index_h[ii] + index_h[jj]) / 2
@@ -505,12 +600,12 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
         mutual = np.array([best[i] == j and best[j] == i for i, j in zip(ii, jj, strict=True)],
                           dtype=bool)
         if mutual.any():
-            heights = down[mutual] / (1 - 2 * geo.index_y)
-            aspects = across[mutual] / (1 - 2 * geo.index_x) / heights
+            heights = down[mutual] / (1 - 2 * geo.corner_y)
+            aspects = across[mutual] / (1 - 2 * geo.corner_x) / heights
             typical = np.median(heights)
             good = np.abs(heights / typical - 1) < 0.25
             heights, aspects = heights[good], aspects[good]
-            where = (centres[ii[mutual][good]] + centres[jj[mutual][good]]) / 2
+            where = (anchors[ii[mutual][good]] + anchors[jj[mutual][good]]) / 2
             aspect = float(np.median(aspects)) if len(aspects) >= 3 else geo.aspect
             return _size_field(centres, where, heights), replace(geo, aspect=aspect), "whole cards"
     step = _column_step(centres, angles, index_h)
@@ -741,7 +836,8 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     for _ in range(2):
         groups, kind = _pair_corners(corners, angles, card_h, geo)
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
-        stacks = _stacks(cards, typical_h, geo.aspect)
+        _choose_index_sides(cards, typical_h)
+        stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
         oriented = _orient_stacks(cards, stacks)
         angles = _steadier_angles(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
@@ -774,10 +870,9 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
     """Relabel a lone odd rank inside a column of another rank: almost always a misread.
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
-    X overlapping a stack of rank R is most likely an R read wrong, unless it was read
-    with high confidence and the team has X cards elsewhere. It is noted for review.
+    X overlapping a stack of rank R, read with less than high confidence, is most likely
+    an R read wrong. It is noted for review.
     """
-    team_ranks: Counter = Counter((c.team, c.rank) for c in cards if c.team is not None)
     for stack in stacks:
         team = cards[stack[0]].team
         if team is None:
@@ -792,8 +887,8 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
             card = cards[i]
             if card.is_wild or card.rank == rank or counts[card.rank] > 1:
                 continue
-            if team_ranks[(team, card.rank)] > 1 and card.confidence > 0.95:
-                continue  # sure of its rank, and that rank has a meld elsewhere
+            if card.confidence > 0.9:
+                continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
             card.confidence *= 0.5
