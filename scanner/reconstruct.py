@@ -1022,21 +1022,35 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
     pts = np.array([cards[i].center for i in stack])
     start = float((-(pts @ up)).min())
     lateral = float((pts @ right).mean())
-    neighbour_starts = []
+    # the nearest stack start on each side; perspective tilts a row's line in the photo,
+    # so the reference is read off the line through both where there are two
+    sides: dict[int, tuple[float, float]] = {}
     for j, other in enumerate(stacks):
         if j == k or not other or cards[other[0]].team != team or cards[other[0]].rank == "3R":
             continue  # red threes lie apart, a little off the meld line
         o = np.array([cards[i].center for i in other])
+        if len(other) > 1 and np.ptp(o @ right) > 0.15 * card_h:
+            continue  # only columns and lone squared-up canastas start on the row's line
         o_start = float((-(o @ up)).min())
-        o_lateral = o @ right
-        near = np.abs(o_lateral - lateral).min() < 2.5 * card_h
-        if near and -0.5 * card_h < start - o_start < 0.6 * card_h:
-            neighbour_starts.append(o_start)
-    if not neighbour_starts:
+        o_lateral = float((o @ right).mean())
+        gap = o_lateral - lateral
+        if abs(gap) > 2.5 * card_h or not -0.5 * card_h < start - o_start < 0.6 * card_h:
+            continue
+        side = 1 if gap > 0 else -1
+        if side not in sides or abs(gap) < abs(sides[side][0] - lateral):
+            sides[side] = (o_lateral, o_start)
+    if len(sides) == 2:
+        (x0, s0), (x1, s1) = sides[-1], sides[1]
+        reference = s0 + (s1 - s0) * (lateral - x0) / (x1 - x0)
+        tolerance = 0.3
+    elif len(sides) == 1:
+        (x0, s0), = sides.values()
+        if abs(x0 - lateral) > 1.6 * card_h:
+            return
+        reference, tolerance = s0, 0.2
+    else:
         return
-    reference = float(np.median(neighbour_starts))
     m = int(round((start - reference) / step))
-    tolerance = 0.3 if len(neighbour_starts) > 1 else 0.2
     if m < 1 or abs(start - reference - m * step) > tolerance * step:
         return
     first = pts[int(np.argmin(-(pts @ up)))]
