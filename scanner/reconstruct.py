@@ -401,7 +401,8 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
     cards = []
     for group in groups:
         ref = angle_list[group[0]]
-        centre = np.mean([(right_c if kind[m] else left_c)[m] for m in group], axis=0)
+        spots = [(right_c if kind[m] else left_c)[m] for m in group]
+        centre = spots[0] if len(spots) == 1 else np.mean(spots, axis=0)
         # card angle: flipped indices (bottom corners) point the other way
         flipped = [abs((angle_list[m] - ref + 180.0) % 360.0 - 180.0) > 90 for m in group]
         sx = sy = 0.0
@@ -445,27 +446,26 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
     it puts the card most of a card width off its column, so a card whose other
     placement lines up with the neighbouring cards of its column moves there.
     """
-    if len(cards) < 2:
+    single = [i for i, c in enumerate(cards) if c.other_center is not None]
+    if len(cards) < 2 or not single:
         return
     centres = np.array([c.center for c in cards])
     angles = np.array([c.angle for c in cards])
-    for i, card in enumerate(cards):
-        if card.other_center is None:
-            continue
-        up, right = _unit_vectors(np.array([card.angle]))
-        near = _angle_diff(angles, card.angle) < 15
-        near[i] = False
-        if not near.any():
-            continue
-        offsets = []
-        for spot in (card.center, card.other_center):
-            v = centres[near] - np.asarray(spot)
-            along = np.abs(v @ up[0])
-            lateral = np.abs(v @ right[0])
-            close = (along > 0.12 * card_h) & (along < 1.2 * card_h)  # a column, not a row
-            offsets.append(float(lateral[close].min()) if close.any() else np.inf)
-        if offsets[1] < 0.12 * card_h and offsets[1] + 0.15 * card_h < offsets[0]:
-            card.center, card.other_center = card.other_center, card.center
+    up, right = _unit_vectors(angles[single])
+    parallel = _angle_diff(angles[single][:, None], angles[None, :]) < 15
+    parallel[np.arange(len(single)), single] = False
+    offsets = []
+    for spots in (centres[single], np.array([cards[i].other_center for i in single])):
+        rel = centres[None, :, :] - spots[:, None, :]
+        along = np.abs(np.einsum("ijd,id->ij", rel, up))
+        lateral = np.abs(np.einsum("ijd,id->ij", rel, right))
+        # neighbours up or down the column, not beside it in a row
+        close = parallel & (along > 0.12 * card_h) & (along < 1.2 * card_h)
+        offsets.append(np.where(close, lateral, np.inf).min(axis=1))
+    move = (offsets[1] < 0.12 * card_h) & (offsets[1] + 0.15 * card_h < offsets[0])
+    for k in np.flatnonzero(move):
+        card = cards[single[k]]
+        card.center, card.other_center = card.other_center, card.center
 
 
 def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
