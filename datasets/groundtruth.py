@@ -146,20 +146,25 @@ def _inside(point: np.ndarray, outline: np.ndarray) -> bool:
 
 
 def scene_from_placements(placements: list[dict], width: int = 4000, height: int = 3000,
-                          card_h: float = CARD_H, four_indices: bool = False) -> dict:
+                          card_h: float = CARD_H, four_indices: bool = False,
+                          index_corners: tuple[str, ...] | None = None,
+                          index_box: tuple[float, float, float, float] | None = None) -> dict:
     """A scene JSON from cards placed by hand, later ones on top.
 
     Each placement: `card` token, `x`, `y` (centre), `angle` (card top direction), and
-    optional `team`, `meld`, `role` for the ground truth. An index counts as visible
-    unless its centre lies under a card placed later.
+    optional `team`, `meld`, `role` for the ground truth, `index_box` (x1, y1, x2, y2 of
+    the top-left index in card fractions; other corners mirror it, as in
+    `datasets.scene`) and `index_corners` (this card's printed corners). `index_corners` names the printed corners (default top-left and
+    bottom-right; all four with `four_indices`). An index counts as visible unless its
+    centre lies under a card placed later.
     """
-    scale = card_h / CARD_H
     w, h = card_h * ASPECT, card_h
     corners_local = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
-    ix, iy = INDEX_AT[0] * w - w / 2, INDEX_AT[1] * h - h / 2
-    index_spots = [((ix, iy), 0.0), ((-ix, -iy), 180.0)]
-    if four_indices:
-        index_spots += [((-ix, iy), 0.0), ((ix, -iy), 180.0)]
+    printed = index_corners or (("tl", "tr", "br", "bl") if four_indices else ("tl", "br"))
+    default_box = index_box or (INDEX_AT[0] - INDEX_W / ASPECT / CARD_H / 2,
+                                INDEX_AT[1] - INDEX_H / CARD_H / 2,
+                                INDEX_AT[0] + INDEX_W / ASPECT / CARD_H / 2,
+                                INDEX_AT[1] + INDEX_H / CARD_H / 2)
     cards = []
     outlines = []
     for p in placements:
@@ -167,17 +172,22 @@ def scene_from_placements(placements: list[dict], width: int = 4000, height: int
         outlines.append(centre + _rotate(corners_local, p["angle"]))
     for k, p in enumerate(placements):
         centre = np.array([p["x"], p["y"]], dtype=float)
+        x1, y1, x2, y2 = p.get("index_box", default_box)
+        boxes = {"tl": ((x1, y1, x2, y2), 0.0), "tr": ((1 - x2, y1, 1 - x1, y2), 0.0),
+                 "br": ((1 - x2, 1 - y2, 1 - x1, 1 - y1), 180.0),
+                 "bl": ((x1, 1 - y2, x2, 1 - y1), 180.0)}
         indices = []
-        for (dx, dy), turn in index_spots:
-            c = centre + _rotate(np.array([[dx, dy]]), p["angle"])[0]
-            ang = (p["angle"] + turn) % 360
-            local = np.array([[-INDEX_W / 2, -INDEX_H / 2], [INDEX_W / 2, -INDEX_H / 2],
-                              [INDEX_W / 2, INDEX_H / 2], [-INDEX_W / 2, INDEX_H / 2]]) * scale
-            pts = c + _rotate(local, ang)
+        for corner in p.get("index_corners", printed):
+            (bx1, by1, bx2, by2), turn = boxes[corner]
+            local = np.array([[bx1, by1], [bx2, by1], [bx2, by2], [bx1, by2]]) * [w, h] - [w / 2, h / 2]
+            pts = centre + _rotate(local, p["angle"])
+            c = pts.mean(axis=0)
             covered = any(_inside(c, outlines[j]) for j in range(k + 1, len(placements)))
-            indices.append({"box": [float(pts[:, 0].min()), float(pts[:, 1].min()),
+            indices.append({"corner": corner,
+                            "box": [float(pts[:, 0].min()), float(pts[:, 1].min()),
                                     float(pts[:, 0].max()), float(pts[:, 1].max())],
-                            "visible": 0.0 if covered else 1.0, "angle": ang})
+                            "visible": 0.0 if covered else 1.0,
+                            "angle": (p["angle"] + turn) % 360})
         cards.append({"id": k, "card": p["card"], "rank": rank_class(p["card"]),
                       "team": p.get("team"), "meld": p.get("meld"),
                       "role": p.get("role", "meld"), "face_up": True,

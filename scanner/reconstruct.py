@@ -287,7 +287,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             if ti != tj and same_dir[i, j] and _index_between(int(i), int(j), centres, angles,
                                                               card_h, geo):
                 continue  # a row of cards, not the two top indices of one card
-            pairs.append((float(dist[i, j]), int(i), int(j), ti, tj))
+            # a top-left + bottom-right pair first: a side pair alone can be read two ways
+            # (TR+BR of one card or TL+BL of the next), the whole card settles which
+            penalty = 0.0 if ti == tj == 0 else (0.03 if ti == tj else 0.06)
+            pairs.append((float(dist[i, j]) + penalty, int(i), int(j), ti, tj))
     pairs.sort()
     group_of = list(range(n))
     members: dict[int, list[int]] = {i: [i] for i in range(n)}

@@ -301,3 +301,56 @@ def test_whole_lone_card_goes_by_position_whatever_corner_comes_first(reverse):
     reading = read_table(corners.select(order), (W, H))
     squared = {(m.team, m.rank) for m in reading.melds if m.squared}
     assert squared == {(0, "Q"), (1, "A")}
+
+
+def test_joker_with_a_tall_index_is_one_card():
+    # many decks print a tall vertical JOKER index: its centre sits lower than a K's
+    table = column(["KH", "KS", "KD", "JK"], 1000, 1700)
+    table[-1]["index_box"] = (0.02, 0.03, 0.14, 0.42)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
+    assert [c.rank for c in reading.cards].count("JK") == 1
+
+
+def test_touching_columns_of_two_ranks_are_two_melds():
+    width = 0.714 * CARD_H
+    table = column(["8H", "8S", "8D", "8C"], 1000, 1700) + column(
+        ["5H", "5S", "5D", "2C"], 1000 + 0.8 * width, 1700)
+    _, reading = read(table)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("5", "5", "5", "2"),
+                                                           ("8", "8", "8", "8")]
+
+
+def test_deck_with_one_top_right_index_per_card():
+    box = (0.08, 0.045, 0.22, 0.165)  # index only in the top-right corner, small
+    table = (column(["9H", "9S", "9D", "9C"], 1000, 1700)
+             + column(["KH", "KS", "KD"], 1500, 1700)
+             + [{"card": "AH", "x": 2100, "y": 1700 + 0.5 * CARD_H, "angle": 0}])
+    scene = scene_from_placements(table, W, H, index_corners=("tr",), index_box=box)
+    corners = corners_from_scene(scene)
+    assert len(corners) == 8  # one index per card
+    reading = read_table(corners, (W, H))
+    melds = team_melds(reading, 0)
+    assert ["9"] * 4 in melds and ["K"] * 3 in melds
+    assert {"rank": "A", "naturals": 7, "wilds": []} in melds
+
+
+def test_surely_read_odd_card_is_not_relabelled():
+    corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1000, 1700))
+    class_ids = corners.class_ids.copy()
+    class_ids[1] = 1  # a king in the queens' column, read with full confidence
+    reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, corners.angle),
+                         (W, H))
+    assert team_melds(reading, 0) == [["Q"] * 4]
+    assert any(r["kind"] == "not_a_meld" for r in reading.review)
+
+
+def test_card_of_a_top_right_index_deck_stays_in_its_column():
+    # the second deck prints one top-right index: taken for a top-left one, the two
+    # would land in the kings' column next door
+    width = 0.714 * CARD_H
+    nines = column(["9H", "9S", "2C", "9D"], 1000, 1700)
+    nines[2].update(index_corners=("tr",), index_box=(0.08, 0.045, 0.22, 0.165))
+    table = nines + column(["KH", "KS", "KD"], 1000 + 1.25 * width, 1700)
+    _, reading = read(table)
+    assert team_melds(reading, 0) == [["9", "9", "9", "2"], ["K", "K", "K"]]
