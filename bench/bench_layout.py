@@ -9,7 +9,8 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
   those whose every card shows an index, which is what the layout step alone decides);
 - deal score exact: the predicted layout, given the true went-out, concealed and hand,
   scores both teams' deal exactly as the true layout does (raw, and with the player's
-  count of each flagged squared canasta filled in);
+  count of each flagged squared canasta filled in; also over the readable scenes, where
+  every meld card and red three shows an index);
 - time of `read_table` per scene (p50 / p95, warm).
 
 Corner sources: `gt` (perfect corners), `noisy` (box/angle noise, dropped and misread
@@ -92,6 +93,13 @@ def _readable(scene: dict, meld: dict) -> bool:
     cards = scene["cards"]
     return all(any(ix.get("visible", 1.0) >= MIN_VISIBLE for ix in cards[i].get("indices", []))
                for i in meld["card_ids"])
+
+
+def _scene_readable(scene: dict) -> bool:
+    """Whether every card of a meld (or a squared canasta's top) and every red three shows an index."""
+    return all(any(ix.get("visible", 1.0) >= MIN_VISIBLE for ix in card.get("indices", []))
+               for card in scene["cards"]
+               if card.get("role") in ("meld", "squared_top", "red_three"))
 
 
 def _why(true: dict, pred) -> str:
@@ -182,6 +190,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         totals["scenes"] += 1
         totals["score_exact"] += raw == true_score
         totals["score_exact_counted"] += counted == true_score
+        if _scene_readable(scene):
+            totals["readable_scenes"] += 1
+            totals["readable_score_exact_counted"] += counted == true_score
         totals["score_refused"] += counted is None
         totals["has_squared"] += any(m["squared"] for m in scene["melds"])
         if verbose and counted != true_score:
@@ -203,6 +214,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         "extra_melds": totals["extra_melds"],
         "score_exact": totals["score_exact"] / n,
         "score_exact_squared_counted": totals["score_exact_counted"] / n,
+        "readable_scenes": totals["readable_scenes"],
+        "score_exact_readable_squared_counted":
+            totals["readable_score_exact_counted"] / max(totals["readable_scenes"], 1),
         "score_refused": totals["score_refused"],
         "scenes_with_squared": totals["has_squared"],
         "misses": {k[4:]: v for k, v in sorted(totals.items()) if k.startswith("why:")},
