@@ -109,11 +109,16 @@ async def _refuse(send: Callable[[dict], Awaitable[None]], status: int, detail: 
     await send({"type": "http.response.body", "body": body})
 
 
-def _load_detector(app: FastAPI) -> None:
+def _load_detector(app: FastAPI, model_dir: Path | None) -> None:
     try:
-        from scanner.detector import default_detector
+        if model_dir is not None:
+            from scanner.detector import OnnxDetector
 
-        app.state.detector = default_detector()
+            app.state.detector = OnnxDetector(model_dir)
+        else:
+            from scanner.detector import default_detector
+
+            app.state.detector = default_detector()
         log.info("detector model loaded")
     except Exception as exc:  # noqa: BLE001 - any failure is reported by /healthz
         app.state.model_error = f"{type(exc).__name__}: {exc}"
@@ -127,7 +132,7 @@ def create_app(settings: Settings | None = None, *, detector: Any = None) -> Fas
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if app.state.detector is None and settings.load_model:
-            threading.Thread(target=_load_detector, args=(app,), daemon=True,
+            threading.Thread(target=_load_detector, args=(app, settings.model_dir), daemon=True,
                              name="load-detector").start()
         yield
         app.state.engine.dispose()

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     max_json_bytes: int = 256 * 2**10
     """A layout is a few KB; anything near this limit is not a layout."""
 
+    model_dir: Path | None = None
+    """Detector model directory (`detector.json` + ONNX files); None = the bundled `models/`."""
+
     load_model: bool = True
     """Load the bundled detector at startup (tests inject a fake detector instead)."""
 

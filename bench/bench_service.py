@@ -75,13 +75,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, data_dir: Path) -> subprocess.Popen:
+def start_server(port: int, data_dir: Path, model_dir: Path | None) -> subprocess.Popen:
     """`canasta-scan serve` as the README runs it (scripts/serve.sh execs exactly this)."""
     exe = ROOT / ".venv" / "bin" / "canasta-scan"
     cmd = [str(exe) if exe.exists() else shutil.which("canasta-scan") or "canasta-scan",
            "serve", "--host", "127.0.0.1", "--port", str(port)]
     env = {**os.environ, "CANASTA_DATA_DIR": str(data_dir)}
     env.pop("DATABASE_URL", None)
+    if model_dir is not None:
+        env["CANASTA_MODEL_DIR"] = str(model_dir.resolve())
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -175,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--endpoints", default="score,scan")
     ap.add_argument("--photo", type=Path, help="photo for /api/scan (default: a real one)")
     ap.add_argument("--ready-timeout", type=float, default=180)
+    ap.add_argument("--model-dir", type=Path, help="serve this model instead of the bundled "
+                    "one (CANASTA_MODEL_DIR), e.g. a candidate before it is bundled")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args(argv)
     if not 0 < args.requests <= MAX_REQUESTS or not 0 < args.score_requests <= MAX_REQUESTS:
@@ -199,11 +203,13 @@ def main(argv: list[str] | None = None) -> int:
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             started = time.perf_counter()
-            server = start_server(port, data_dir)
+            server = start_server(port, data_dir, args.model_dir)
         model_ready, health = wait_ready(url, server, args.ready_timeout)
         if server is not None:
             print(f"server up and /healthz answered in {time.perf_counter() - started:.1f} s")
         print(f"machine: {machine()}")
+        if args.model_dir:
+            print(f"model: {args.model_dir}")
         print(f"/healthz: {health}")
         print(f"photo for /api/scan: {photo_name} ({len(photo) / 2**20:.1f} MB)")
         results = []

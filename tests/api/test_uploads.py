@@ -297,3 +297,22 @@ def test_healthz_turns_ready_when_the_model_has_loaded(settings, monkeypatch) ->
         r = client.get("/healthz")
         assert r.status_code == 503 and "detector.onnx" in r.json()["detail"]
     app.state.engine.dispose()
+
+
+def test_model_dir_setting_loads_that_model(settings, tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    app = create_app(settings.model_copy(update={"load_model": True,
+                                                 "model_dir": tmp_path / "no-model"}))
+    with TestClient(app) as client:
+        for _ in range(100):
+            if client.get("/healthz").json()["status"] == "error":
+                break
+            import time
+
+            time.sleep(0.05)
+        r = client.get("/healthz")
+        assert r.status_code == 503 and "no-model" in r.json()["detail"]
+    app.state.engine.dispose()
