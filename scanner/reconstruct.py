@@ -762,6 +762,12 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     band = 0.0
     if edge[0] is not None and edge[1] is not None and edge[1] > edge[0]:
         mid, band = (edge[0] + edge[1]) / 2, (edge[1] - edge[0]) / 2
+    elif edge[0] is not None or edge[1] is not None:
+        # one team's rows only (the other melded nothing or shows whole cards only): the
+        # piles lie about 1.4 card heights past its last row, as at a real table
+        known = 0 if edge[0] is not None else 1
+        band = 1.4 * card_h
+        mid = edge[known] + (band if known == 0 else -band)
     teams: list[int | None] = []
     confs: list[float] = []
     for k in range(len(stacks)):
