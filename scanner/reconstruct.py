@@ -760,7 +760,8 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     w, h = image_size
     mid = float(np.array([w / 2, h / 2]) @ u0)
     band = 0.0
-    if edge[0] is not None and edge[1] is not None and edge[1] > edge[0]:
+    both = edge[0] is not None and edge[1] is not None and edge[1] > edge[0]
+    if both:
         mid, band = (edge[0] + edge[1]) / 2, (edge[1] - edge[0]) / 2
     elif edge[0] is not None or edge[1] is not None:
         # one team's rows only (the other melded nothing or shows whole cards only): the
@@ -775,9 +776,13 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         offset = abs(along[k] - mid) / card_h  # distance from the middle, in card heights
         beyond = any(e is not None and (along[k] - e) * (1 if t == 0 else -1) > 0.5 * card_h
                      for t, e in enumerate(edge))  # past a team's last row, towards the middle
-        if band > card_h:
-            central = not meld_like[k] and (offset < 0.75 or (pile_like[k] and
-                                                              offset < band / card_h - 0.5))
+        if both:
+            # strictly between the two teams' nearest rows: piles, strays
+            between = edge[0] + 0.35 * card_h < along[k] < edge[1] - 0.35 * card_h
+            central = not meld_like[k] and (between or (pile_like[k] and
+                                                        offset < band / card_h - 0.5))
+        elif band > 0:
+            central = not meld_like[k] and offset < 0.75
         else:
             central = pile_like[k] and beyond
         if central:
