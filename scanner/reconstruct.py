@@ -397,6 +397,8 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
                  groups: list[list[int]], kind: np.ndarray,
                  angle_known: np.ndarray) -> list[CardReading]:
     left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)
+    left_c, right_c = left_c.tolist(), right_c.tolist()
+    known = angle_known.tolist()
     ranks = corners.ranks
     confidence = corners.confidence.tolist()
     rank_conf = corners.rank_confidence.tolist()
@@ -405,7 +407,7 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
     for group in groups:
         ref = angle_list[group[0]]
         spots = [(right_c if kind[m] else left_c)[m] for m in group]
-        centre = spots[0] if len(spots) == 1 else np.mean(spots, axis=0)
+        centre = (sum(p[0] for p in spots) / len(spots), sum(p[1] for p in spots) / len(spots))
         # card angle: flipped indices (bottom corners) point the other way
         flipped = [abs((angle_list[m] - ref + 180.0) % 360.0 - 180.0) > 90 for m in group]
         sx = sy = 0.0
@@ -427,7 +429,7 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
         if len(votes) > 1:
             conf *= votes[rank] / sum(votes.values())
             notes.append("its corners read different ranks: " + ", ".join(sorted(votes)))
-        if not angle_known[group].any():
+        if not any(known[m] for m in group):
             conf *= 0.8
             notes.append("orientation unknown")
         other = None
@@ -979,18 +981,19 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
     while changed:
         changed = False
         live = [k for k, s in enumerate(stacks) if s and cards[s[0]].team is not None]
+        ranks_of = {k: _natural_ranks(cards, stacks[k]) for k in live}
+        angle_of = {k: _circular_mean(np.array([cards[i].angle for i in stacks[k]])) for k in live}
         for a in live:
             for b in live:
                 if a == b or not stacks[a] or not stacks[b]:
                     continue
                 if cards[stacks[a][0]].team != cards[stacks[b][0]].team:
                     continue
-                ranks = _natural_ranks(cards, stacks[a] + stacks[b])
+                ranks = ranks_of[a] | ranks_of[b]
                 if len(ranks) > 1 or ranks & {"3R", "3B"}:
                     continue
-                ang_a = _circular_mean(np.array([cards[i].angle for i in stacks[a]]))
-                ang_b = _circular_mean(np.array([cards[i].angle for i in stacks[b]]))
-                if _angle_diff(ang_a, ang_b) > 8:
+                ang_a = angle_of[a]
+                if _angle_diff(ang_a, angle_of[b]) > 8:
                     continue
                 up, right = _unit_vectors(np.array([ang_a]))
                 pa = np.array([cards[i].center for i in stacks[a]])
@@ -1008,6 +1011,7 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
                 for i in stacks[b]:
                     cards[i].stack = a
                 stacks[b] = []
+                ranks_of[a] = ranks
                 changed = True
 
 
