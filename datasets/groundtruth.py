@@ -73,7 +73,7 @@ def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, nois
         boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1.0)
         a_noise = 60.0 * noise if angle_noise is None else angle_noise
         angles = (angles + rng.normal(0.0, a_noise, n)) % 360
-        confidence = np.clip(1.0 - np.abs(rng.normal(0.0, 2 * noise, n)), 0.3, 1.0)
+        confidence = np.clip(1.0 - np.abs(rng.normal(0.0, noise, n)), 0.3, 1.0)
     if misread > 0:
         wrong = rng.random(n) < misread
         shift = rng.integers(1, len(INDEX_CLASSES), n)

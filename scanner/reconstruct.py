@@ -74,6 +74,8 @@ class CardReading:
     notes: list[str] = field(default_factory=list)
     # where the card would lie if its one visible index were a top-right one
     other_center: tuple[float, float] | None = field(default=None, repr=False)
+    # the classifier's surest reading of the rank among the card's corners
+    rank_confidence: float = field(default=1.0, repr=False)
 
     @property
     def is_wild(self) -> bool:
@@ -440,7 +442,9 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
                                  center=(float(centre[0]), float(centre[1])),
                                  angle=card_angle, confidence=conf,
                                  fully_visible=len(set(flipped)) == 2, notes=notes,
-                                 other_center=other))
+                                 other_center=other,
+                                 rank_confidence=max(rank_conf[m] for m in group
+                                                     if ranks[m] == rank)))
     return cards
 
 
@@ -903,7 +907,7 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
             card = cards[i]
             if card.is_wild or card.rank == rank or counts[card.rank] > 1:
                 continue
-            if card.confidence > 0.9:
+            if card.rank_confidence > 0.9:
                 continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
