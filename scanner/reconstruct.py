@@ -847,6 +847,8 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     geo = geometry or CardGeometry()
     if len(corners) == 0:
         return TableReading([], [], [0, 0], [], (0.0, 0.0))
+    keep, twins = _duplicates(corners)
+    corners = corners.select(keep)
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
     card_h, geo, _how = _calibrate(corners, angles, index_h, geo)
@@ -868,6 +870,9 @@ def read_table(corners: Corners, image_size: tuple[int, int],
             cards[i].team = stack_team[k]
             if stack_conf[k] < 1.0:
                 cards[i].confidence *= 0.6 + 0.4 * stack_conf[k]
+    for card in cards:  # back to the caller's corner numbers, duplicates included
+        ids = [int(keep[i]) for i in card.corner_ids]
+        card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
     _fix_misreads(cards, stacks)
     _infer_hidden_cards(cards, stacks, typical_h)
     review: list[dict] = []
@@ -884,6 +889,34 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     review.sort(key=lambda r: (r["priority"], r["kind"]))
     return TableReading(cards, melds, red_threes, review,
                         (typical_h * geo.aspect, typical_h))
+
+
+def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
+    """Corners to keep, and for each kept one the duplicates of it that were dropped.
+
+    A detector can report one printed index twice (overlapping tiles or scales); two
+    corners on one spot facing one way are one index, read by the surer of the two.
+    """
+    n = len(corners)
+    centres = corners.centers
+    size = np.minimum(corners.heights, corners.boxes[:, 2] - corners.boxes[:, 0])
+    d = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
+    same_spot = d < 0.35 * np.minimum(size[:, None], size[None, :])
+    angles = np.nan_to_num(corners.angle.astype(float))
+    same_spot &= _angle_diff(angles[:, None], angles[None, :]) < 30
+    np.fill_diagonal(same_spot, False)
+    twins: dict[int, list[int]] = {}
+    dropped = np.zeros(n, bool)
+    for i in np.argsort(-corners.confidence):
+        if dropped[i]:
+            continue
+        for j in np.flatnonzero(same_spot[i] & ~dropped):
+            dropped[j] = True
+            twins.setdefault(int(i), []).append(int(j))
+        dropped[i] = False
+    keep = np.flatnonzero(~dropped)
+    position = {int(k): p for p, k in enumerate(keep)}
+    return keep, {position[i]: js for i, js in twins.items()}
 
 
 def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:

@@ -354,3 +354,15 @@ def test_card_of_a_top_right_index_deck_stays_in_its_column():
     table = nines + column(["KH", "KS", "KD"], 1000 + 1.25 * width, 1700)
     _, reading = read(table)
     assert team_melds(reading, 0) == [["9", "9", "9", "2"], ["K", "K", "K"]]
+
+
+def test_an_index_reported_twice_is_one_corner_of_one_card():
+    corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
+    twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
+    boxes = corners.boxes[twice] + np.r_[np.zeros((len(corners), 4)), [[2, -1, 2, -1]]]
+    conf = np.r_[corners.confidence, 0.7]
+    doubled = Corners(boxes, corners.class_ids[twice], conf, corners.angle[twice])
+    reading = read_table(doubled, (W, H))
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    used = sorted(k for card in reading.cards for k in card.corner_ids)
+    assert used == list(range(len(doubled)))  # every corner still belongs to a card
