@@ -82,11 +82,25 @@ class CardReading:
         """A two or a joker."""
         return self.rank in WILD_CLASSES
 
-    def to_json(self) -> dict:
-        """The contract's `cards` item plus the optional `role` and `angle`."""
-        return {"card": self.rank, "team": self.team, "meld": self.meld,
-                "corners": list(self.corner_ids), "confidence": round(self.confidence, 4),
-                "role": self.role, "angle": round(self.angle % 360, 1)}
+    def outline(self, size: tuple[float, float]) -> np.ndarray:
+        """The card's four corners in photo pixels (top-left first, as printed), for (w, h)."""
+        w, h = size
+        a = math.radians(self.angle)
+        up = np.array([math.sin(a), -math.cos(a)])
+        right = np.array([math.cos(a), math.sin(a)])
+        c = np.asarray(self.center, dtype=float)
+        return np.array([c + up * h / 2 - right * w / 2, c + up * h / 2 + right * w / 2,
+                         c - up * h / 2 + right * w / 2, c - up * h / 2 - right * w / 2])
+
+    def to_json(self, size: tuple[float, float] | None = None) -> dict:
+        """The contract's `cards` item plus the optional `role`, `angle` and `outline`."""
+        out = {"card": self.rank, "team": self.team, "meld": self.meld,
+               "corners": list(self.corner_ids), "confidence": round(self.confidence, 4),
+               "role": self.role, "angle": round(self.angle % 360, 1)}
+        if size is not None and size[1] > 0:
+            out["outline"] = [[round(float(x), 1), round(float(y), 1)]
+                              for x, y in self.outline(size)]
+        return out
 
 
 @dataclass
@@ -140,8 +154,8 @@ class TableReading:
                            "red_threes": self.red_threes[t]} for t in (0, 1)]}
 
     def cards_json(self) -> list[dict]:
-        """The contract's `cards` list."""
-        return [c.to_json() for c in self.cards]
+        """The contract's `cards` list (each with its estimated outline)."""
+        return [c.to_json(self.card_size) for c in self.cards]
 
     def melds_json(self) -> list[dict]:
         """Per-meld details with confidences (optional contract field)."""

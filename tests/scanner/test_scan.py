@@ -83,3 +83,11 @@ def test_overlay_draws_team_colours_at_any_resolution():
     from PIL import Image
 
     Image.fromarray(out).save(io.BytesIO(), format="JPEG")
+
+
+def test_overlay_from_the_stored_json_matches_the_live_result():
+    rgb = np.zeros((H, W, 3), np.uint8)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    stored = json.loads(json.dumps(result.to_json()))
+    assert all(len(card["outline"]) == 4 for card in stored["cards"])
+    assert np.array_equal(draw_overlay(rgb, stored), draw_overlay(rgb, result))
