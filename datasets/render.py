@@ -404,6 +404,15 @@ def _camera(img: np.ndarray, rng: np.random.Generator, params: dict[str, Any], c
         g8 = cv2.cvtColor(np.clip(g, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2RGB)
         img8 = cv2.add(img8, cv2.resize(g8, (w, h), interpolation=cv2.INTER_LINEAR))
         params["glare"] = True
+    if rng.random() < 0.25:  # a specular streak on glossy cards: small, sharp, bright
+        gx, gy = rng.uniform(0.2, 0.8) * w, rng.uniform(0.2, 0.8) * h
+        axes = (int(card_px * rng.uniform(0.2, 0.6)), int(card_px * rng.uniform(0.05, 0.25)))
+        spot = np.zeros((h // 4 + 1, w // 4 + 1), np.uint8)
+        cv2.ellipse(spot, (int(gx / 4), int(gy / 4)), (max(1, axes[0] // 4), max(1, axes[1] // 4)),
+                    float(rng.uniform(0, 180)), 0, 360, int(rng.uniform(60, 150)), -1)
+        spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, card_px / 60))
+        img8 = cv2.add(img8, cv2.cvtColor(cv2.resize(spot, (w, h), interpolation=cv2.INTER_LINEAR), cv2.COLOR_GRAY2RGB))
+        params["specular"] = True
     # focus and hand shake, relative to the card size (what the eye sees)
     r = rng.random()
     if r < 0.45:

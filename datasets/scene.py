@@ -90,6 +90,8 @@ class SceneParams:
     - `closeup_p`, `closeup_card_frac`: chance of a close shot of part of the table with
       bigger cards (like the real validation photos; `Scene.complete` is then usually
       false), and its card size range as a fraction of the long side.
+    - `max_mess`: how sloppy a team may lay its melds (0: tidy columns; 1: shifted and
+      turned cards whose covered corners can peek out).
     - `lens_p`, `lens_k1`: chance of radial lens distortion and the range of its
       coefficient k1 (negative: barrel), see `distort_points`.
     - `clutter`: draw clutter (score pad, coins, fingers, face-down hands).
@@ -111,6 +113,7 @@ class SceneParams:
     closeup_p: float = 0.1
     closeup_card_frac: tuple[float, float] = (0.15, 0.4)
     lens_p: float = 0.6
+    max_mess: float = 1.0
     lens_k1: tuple[float, float] = (-0.04, 0.02)
 
 
@@ -532,6 +535,8 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
         melds = [(i, m) for i, m in enumerate(deal.melds) if m.team == team]
         order = list(rng.permutation(len(melds))) if rng.random() < 0.3 else list(range(len(melds)))
         gap = w * float(rng.uniform(0.08, 0.45))
+        # how carefully this team lays its cards: 0 tidy, 1 sloppy (shifts and turns)
+        mess = params.max_mess * float(rng.uniform(0, 1)) ** 2
         # each card shifted just enough that the index of the card above stays readable
         index_bottom = max(designs[d].box_for("10")[3] for d in deck_design)
         step_y = index_bottom + float(rng.uniform(0.01, 0.08))
@@ -554,7 +559,7 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
                 x, col = 0.0, 0
                 row_y += row_height + float(rng.uniform(0.15, 0.4))
                 row_height = 0.0
-            jitter_rot = float(rng.normal(0, 2.0))
+            jitter_rot = float(rng.normal(0, 2.0 + 4.0 * mess))
             order_cards = list(meld.cards)
             if rng.random() < 0.4:
                 # wilds are not always added last: some players tuck them in anywhere
@@ -572,8 +577,8 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
                 n = len(order_cards)
                 for i, c in enumerate(order_cards):
                     cy = row_y + h / 2 + i * step_y + abs(float(rng.normal(0, 0.01)))
-                    cx = x + w / 2 + float(rng.normal(0, 0.012))
-                    cards.append(_Placed(c, np.array([cx, cy]), jitter_rot + float(rng.normal(0, 1.0)),
+                    cx = x + w / 2 + float(rng.normal(0, 0.012 + 0.03 * mess))
+                    cards.append(_Placed(c, np.array([cx, cy]), jitter_rot + float(rng.normal(0, 1.0 + 3.0 * mess)),
                                          "meld", team, mi, True))
                 x += w + gap
                 row_height = max(row_height, h + (n - 1) * step_y)

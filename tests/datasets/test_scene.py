@@ -132,7 +132,7 @@ def test_index_boxes_follow_the_card_outline_and_print():
 def test_visibility_of_a_column_meld():
     """In a column each card covers the lower part of the one above: top-left indices stay
     visible, the bottom-right index of every card but the last is (nearly) covered."""
-    params = SceneParams(clutter=False, squared_p=0.0, max_tilt_deg=0.0)
+    params = SceneParams(clutter=False, squared_p=0.0, max_tilt_deg=0.0, max_mess=0.0)
     found = 0
     for scene in _scenes(40, params=params):
         for meld in scene.melds:
