@@ -986,7 +986,12 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         down_pos, across_pos = -(pts @ up[0]), pts @ right[0]
         for along, lateral, kind in ((down_pos, across_pos, "column"),
                                      (across_pos, down_pos, "row")):
-            if np.ptp(lateral) > 0.12 * card_h or np.ptp(along) < 0.1 * card_h:
+            if np.ptp(along) < 0.1 * card_h:
+                continue
+            # straight within a few hundredths of a card (perspective may tilt the line)
+            drift = lateral - np.polyval(np.polyfit(along, lateral, 1), along) \
+                if len(stack) > 2 else lateral - lateral.mean()
+            if np.ptp(lateral) > 0.3 * card_h or np.ptp(drift) > 0.1 * card_h:
                 continue
             order = np.argsort(along)
             gaps = np.diff(along[order])
@@ -999,7 +1004,10 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         stack = stacks[k]
         team = cards[stack[0]].team
         own = sorted(gaps)[: max(1, len(gaps) - 1)]  # the smallest steps: the regular ones
-        pool = steps_by_team[team] if kind == "column" and len(steps_by_team[team]) >= 3 else own
+        # a column's own steps where it has enough (perspective changes the step across
+        # the photo), else the team's: a team lays its columns with one step
+        pool = own if len(own) >= 2 or kind == "row" or len(steps_by_team[team]) < 3 \
+            else steps_by_team[team]
         if len(pool) < 2:
             continue
         step = float(np.median(pool))
