@@ -542,6 +542,12 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         jb = [b for b in jb if b is not None]
         if jb:
             index_boxes["JK"] = tuple(float(v) for v in np.median(np.array(jb), axis=0))
+    jk = index_boxes.get("JK")
+    if jk is not None and (jk[3] - jk[1]) * CARD_HEIGHT > 1.3 * (jk[2] - jk[0]) * size[0]:
+        # A vertical JOKER is taller than the step of a meld column, so in a column only
+        # its first letters show. Label the part that always reads as a joker (J, O, K),
+        # the same way whether the card is covered or not.
+        index_boxes["JK"] = (jk[0], jk[1], jk[2], jk[1] + 0.6 * (jk[3] - jk[1]))
     order = FACE_TOKENS + ("JK_red", "JK_black", "back")
     if "back" not in cards:
         cards["back"] = _plain_back(size, rng)

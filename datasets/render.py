@@ -149,10 +149,13 @@ def table_texture(name: str, h: int, w: int, rng: np.random.Generator) -> np.nda
         n = _smooth_noise(rng, th, tw, 10) * 0.2
         img = colour[None, None] * (0.8 + 0.2 * weave + n)[..., None]
     elif kind == "stone":
-        colour = trng.uniform(150, 235, 3).astype(np.float32)
-        n = _smooth_noise(rng, th, tw, 8) + 0.5 * _smooth_noise(rng, th, tw, 25)
-        veins = np.abs(np.sin(n * trng.uniform(8, 16)))
-        img = colour[None, None] * (0.75 + 0.25 * veins)[..., None]
+        # pale marble or granite: soft clouds with a few thin darker veins
+        colour = np.array([[215, 210, 200], [190, 185, 180], [200, 190, 170], [120, 120, 125]][trng.integers(4)],
+                          np.float32) * trng.uniform(0.85, 1.1)
+        n = _smooth_noise(rng, th, tw, 6) + 0.5 * _smooth_noise(rng, th, tw, 20)
+        veins = np.exp(-np.abs(np.sin(n * trng.uniform(4, 9))) * trng.uniform(15, 40))
+        speck = rng.random((th, tw), dtype=np.float32)
+        img = colour[None, None] * (0.92 + 0.08 * n[..., None] / 1.5 - 0.25 * veins[..., None] + 0.05 * speck[..., None])
     else:  # laminate: a plain colour with a faint texture
         colour = (base * 200 + 30).astype(np.float32)
         n = _smooth_noise(rng, th, tw, 4) * 0.1 + rng.random((th, tw), dtype=np.float32) * 0.05
