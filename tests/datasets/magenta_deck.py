@@ -1,0 +1,35 @@
+"""A synthetic deck for the data-engine tests: white cards whose index boxes are solid
+magenta exactly where their CardGeometry says, so a test can check labels against pixels
+without any installed card art."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from datasets.render import ArtBank
+from datasets.scene import CardGeometry
+
+GEOM = CardGeometry(aspect=0.7, index_box=(0.04, 0.03, 0.19, 0.27), index_corners=("tl", "br"))
+TOKENS = [r + s for s in "SHDC" for r in ("A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2")]
+TOKENS += ["JK_red", "JK_black", "back"]
+MAGENTA = np.array([255, 0, 255])
+
+
+def _synthetic_faces(h: int = 200) -> np.ndarray:
+    w = round(h * GEOM.aspect)
+    card = np.zeros((h, w, 4), np.uint8)
+    card[:, :, :3] = 245
+    card[:, :, 3] = 255
+    x1, y1, x2, y2 = GEOM.index_box
+    for bx1, by1, bx2, by2 in ((x1, y1, x2, y2), (1 - x2, 1 - y2, 1 - x1, 1 - y1)):
+        card[round(by1 * h):round(by2 * h), round(bx1 * w):round(bx2 * w), :3] = MAGENTA
+    card[round(0.35 * h):round(0.65 * h), round(0.3 * w):round(0.7 * w), :3] = (30, 60, 200)
+    back = card.copy()
+    back[:, :, :3] = (40, 40, 160)
+    return np.stack([card] * (len(TOKENS) - 1) + [back])
+
+
+def synthetic_bank() -> ArtBank:
+    bank = ArtBank({"magenta": {"tokens": TOKENS, "split": "train"}})
+    bank._faces["magenta"] = _synthetic_faces()
+    return bank
