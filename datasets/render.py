@@ -416,6 +416,24 @@ def _camera(img: np.ndarray, rng: np.random.Generator, params: dict[str, Any], c
         spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, card_px / 60))
         img8 = cv2.add(img8, cv2.cvtColor(cv2.resize(spot, (w, h), interpolation=cv2.INTER_LINEAR), cv2.COLOR_GRAY2RGB))
         params["specular"] = True
+    if rng.random() < 0.15:  # the sharp-edged shadow of the phone or the photographer's arm
+        q = 4
+        sh = np.zeros((h // q + 1, w // q + 1), np.uint8)
+        edge_pt = [(rng.uniform(0, w), 0), (rng.uniform(0, w), h), (0, rng.uniform(0, h)), (w, rng.uniform(0, h))][
+            int(rng.integers(4))]
+        length, width = max(w, h) * rng.uniform(0.2, 0.6), max(w, h) * rng.uniform(0.08, 0.2)
+        ang = rng.uniform(0, 2 * math.pi)
+        d = np.array([math.cos(ang), math.sin(ang)])
+        n = np.array([-d[1], d[0]])
+        base = np.array(edge_pt)
+        poly = np.array([base - n * width / 2, base + n * width / 2, base + n * width / 2 + d * length,
+                         base - n * width / 2 + d * length]) / q
+        cv2.fillConvexPoly(sh, np.round(poly).astype(np.int32), 255)
+        sh = cv2.GaussianBlur(sh, (0, 0), rng.uniform(1.0, 6.0))
+        strength = rng.uniform(0.2, 0.45)
+        shade = 255 - (cv2.resize(sh, (w, h), interpolation=cv2.INTER_LINEAR) * strength).astype(np.uint8)
+        img8 = cv2.multiply(img8, cv2.cvtColor(shade, cv2.COLOR_GRAY2RGB), scale=1 / 255)
+        params["hard_shadow"] = True
     # focus and hand shake, relative to the card size (what the eye sees)
     r = rng.random()
     if r < 0.45:
