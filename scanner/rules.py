@@ -10,6 +10,7 @@ so scoring code never branches on player counts itself.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import asdict, dataclass, field, fields
 
 from scanner.cards import Card, Rank
@@ -160,7 +161,7 @@ class Ruleset:
 
     @classmethod
     def from_json(cls, data: object) -> Ruleset:
-        """Read the layout's `rules` object; unknown options are refused, not ignored.
+        """Read the layout's `rules` object; a misspelt option is refused, other unknown ones are ignored.
 
         >>> Ruleset.from_json({"players": 2, "target": 3000}).canastas_to_go_out
         2
@@ -171,11 +172,13 @@ class Ruleset:
             raise RulesetError("rules must be an object such as {\"players\": 4, \"target\": 5000}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
-        if unknown:
-            # A misspelt house option silently ignored would score the deal wrongly.
-            raise RulesetError(
-                f"unknown rules option {unknown[0]!r} (known: {', '.join(sorted(known))})"
-            )
+        for key in unknown:
+            # A misspelt house option silently ignored would score the deal wrongly, but an
+            # option another program adds (a variant name, a note) must not stop scoring.
+            near = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            if near:
+                raise RulesetError(f"unknown rules option {key!r}: did you mean {near[0]!r}?")
+        data = {k: v for k, v in data.items() if k in known}
         options = dict(data)
         if "minimum_meld_steps" in options:
             steps = options["minimum_meld_steps"]

@@ -343,9 +343,13 @@ def test_ruleset_defaults_are_classic_four_player():
     assert Ruleset(players=3).canastas_to_go_out == 1
 
 
-def test_ruleset_from_json_refuses_unknown_options_and_bad_values():
-    with pytest.raises(RulesetError, match="taget"):
+def test_ruleset_from_json_refuses_misspelt_options_and_bad_values():
+    with pytest.raises(RulesetError, match="taget.*did you mean 'target'"):
         Ruleset.from_json({"taget": 3000})
+    with pytest.raises(RulesetError, match="player"):
+        Ruleset.from_json({"player": 2})
+    # An option another program adds, unlike any of ours, does not stop scoring.
+    assert Ruleset.from_json({"variant": "classic", "target": 3000}) == Ruleset(target=3000)
     with pytest.raises(RulesetError):
         Ruleset.from_json({"players": True})
     with pytest.raises(RulesetError):
