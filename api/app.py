@@ -19,7 +19,8 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from api.db import make_engine, make_sessionmaker, run_migrations
@@ -146,7 +147,9 @@ def create_app(settings: Settings | None = None, *, detector: Any = None) -> Fas
         "every request about a game needs the token returned when it was created, as "
         "`Authorization: Bearer <token>`.",
         lifespan=lifespan,
+        docs_url=None,  # served below from local files: the page must work with no internet
     )
+    _add_offline_docs(app)
     if settings.database_url is None:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = make_engine(settings.sqlalchemy_url())
@@ -194,3 +197,21 @@ def create_app(settings: Settings | None = None, *, detector: Any = None) -> Fas
     if STATIC_DIR.is_dir():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="page")
     return app
+
+
+def _add_offline_docs(app: FastAPI) -> None:
+    """Serve the OpenAPI page at `/docs` from the bundled Swagger UI, not a CDN."""
+    import swagger_ui_bundle
+
+    app.mount("/docs-static", StaticFiles(directory=swagger_ui_bundle.swagger_ui_path),
+              name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url="/docs-static/swagger-ui-bundle.js",
+            swagger_css_url="/docs-static/swagger-ui.css",
+            swagger_favicon_url="/docs-static/favicon-32x32.png",
+        )
