@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.groundtruth import MIN_VISIBLE, corners_from_scene
+from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable
 from scanner.reconstruct import TableReading, read_table
 
 NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
@@ -80,27 +80,13 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
         ok = p is not None and p.naturals == m["naturals"] and len(p.wilds) == len(m["wilds"])
         counts[f"{kind}_total"] += 1
         counts[f"{kind}_exact"] += ok
-        if kind == "plain" and _readable(scene, m):
+        if kind == "plain" and meld_readable(scene, m):
             counts["readable_total"] += 1
             counts["readable_exact"] += ok
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
     counts["extra_melds"] += sum(1 for key in pred if key not in truth)
     return counts
-
-
-def _readable(scene: dict, meld: dict) -> bool:
-    """Whether every card of the meld shows an index a detector could read."""
-    cards = scene["cards"]
-    return all(any(ix.get("visible", 1.0) >= MIN_VISIBLE for ix in cards[i].get("indices", []))
-               for i in meld["card_ids"])
-
-
-def _scene_readable(scene: dict) -> bool:
-    """Whether every card of a meld (or a squared canasta's top) and every red three shows an index."""
-    return all(any(ix.get("visible", 1.0) >= MIN_VISIBLE for ix in card.get("indices", []))
-               for card in scene["cards"]
-               if card.get("role") in ("meld", "squared_top", "red_three"))
 
 
 def _why(true: dict, pred) -> str:
@@ -192,7 +178,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         totals["scenes"] += 1
         totals["score_exact"] += raw == true_score
         totals["score_exact_counted"] += counted == true_score
-        if _scene_readable(scene):
+        if scene_readable(scene):
             totals["readable_scenes"] += 1
             totals["readable_score_exact_counted"] += counted == true_score
         totals["score_refused"] += counted is None

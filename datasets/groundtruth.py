@@ -86,6 +86,22 @@ def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, nois
     return Corners(boxes[order], classes[order], confidence[order], angles[order])
 
 
+def index_readable(card: dict, min_visible: float = MIN_VISIBLE) -> bool:
+    """Whether a scene card shows at least one index a detector could read."""
+    return any(ix.get("visible", 1.0) >= min_visible for ix in card.get("indices", []))
+
+
+def meld_readable(scene: dict, meld: dict) -> bool:
+    """Whether every card of a ground-truth meld shows an index."""
+    return all(index_readable(scene["cards"][i]) for i in meld["card_ids"])
+
+
+def scene_readable(scene: dict) -> bool:
+    """Whether every meld card, squared canasta top and red three of a scene shows an index."""
+    return all(index_readable(card) for card in scene["cards"]
+               if card.get("role") in ("meld", "squared_top", "red_three"))
+
+
 class GroundTruthDetector:
     """`Detector` double: looks up each photo's scene JSON and returns its corners.
 
