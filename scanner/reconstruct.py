@@ -875,7 +875,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         _choose_index_sides(cards, typical_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
         oriented = _orient_stacks(cards, stacks)
-        angles = _steadier_angles(cards, stacks, angles, typical_h)
+        steadier = _steadier_angles(cards, stacks, angles, typical_h)
+        if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
+            break  # the angles were steady already: a second pass would change nothing
+        angles = steadier
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
     for k, s in enumerate(stacks):
@@ -1042,12 +1045,18 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
         live = [k for k, s in enumerate(stacks) if s and cards[s[0]].team is not None]
         ranks_of = {k: _natural_ranks(cards, stacks[k]) for k in live}
         angle_of = {k: _circular_mean(np.array([cards[i].angle for i in stacks[k]])) for k in live}
+        centre_of = {k: np.mean([cards[i].center for i in stacks[k]], axis=0) for k in live}
+        reach_of = {k: max(np.hypot(*np.subtract(cards[i].center, centre_of[k]))
+                           for i in stacks[k]) for k in live}
         for a in live:
             for b in live:
                 if a == b or not stacks[a] or not stacks[b]:
                     continue
                 if cards[stacks[a][0]].team != cards[stacks[b][0]].team:
                     continue
+                if np.hypot(*(centre_of[a] - centre_of[b])) > \
+                        reach_of[a] + reach_of[b] + 3.5 * card_h:
+                    continue  # too far apart to be one column
                 ranks = ranks_of[a] | ranks_of[b]
                 if len(ranks) > 1 or ranks & {"3R", "3B"}:
                     continue
