@@ -554,12 +554,14 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
     Cards of a column or row lie parallel and a fan turns steadily with the position
     across it, so a straight-line fit of card angle against that position (a median for
     a column) gives each card's angle with the reading noise of single indices averaged.
-    Cards read upside down relative to their stack keep their own reading.
+    Columns, rows and lone cards of a table are also laid nearly parallel to the table's
+    axis, so a stack with few cards is drawn towards the axis of all of them (more so
+    the noisier the readings). Cards read upside down relative to their stack keep
+    their own reading.
     """
     out = angles.copy()
+    fits = []
     for stack in stacks:
-        if len(stack) < 2:
-            continue
         centres = np.array([cards[i].center for i in stack])
         card_angles = np.array([cards[i].angle for i in stack])
         mean = _circular_mean(card_angles)
@@ -568,15 +570,34 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
         rel = (rel + 90.0) % 180.0 - 90.0
         _, right = _unit_vectors(np.array([mean]))
         across = centres @ right[0]
-        if len(stack) >= 3 and np.ptp(across) > 0.25 * card_h:
+        fan = len(stack) >= 3 and np.ptp(across) > 0.25 * card_h
+        if fan:
             slope, offset = np.polyfit(across, rel, 1)
             trend = offset + slope * across
         else:
             trend = np.full(len(stack), float(np.median(rel)))
+        fits.append((stack, mean, rel, trend, fan))
+    # the table's axis (modulo 180 degrees) and how noisy one card's reading is
+    parallel = [(mean + trend[0], len(stack), rel) for stack, mean, rel, trend, fan in fits
+                if not fan]
+    if parallel:
+        axis = _circular_mean(np.array([2 * a for a, _, _ in parallel]),
+                              np.array([n for _, n, _ in parallel], dtype=float)) / 2
+        spreads = [np.median(np.abs(r - np.median(r))) for _, n, r in parallel if n >= 3]
+        noise = max(1.48 * float(np.median(spreads)), 1.0) if spreads else 3.0
+    for stack, mean, rel, trend, fan in fits:
+        if not fan and parallel:
+            # own estimate, pulled towards the axis: stacks lie within a few degrees of it
+            own = mean + trend[0]
+            towards = (axis - own + 90.0) % 180.0 - 90.0
+            weight_own, weight_axis = len(stack) / noise ** 2, 1 / 3.0 ** 2
+            trend = trend + towards * weight_axis / (weight_own + weight_axis)
+        elif len(stack) < 2:
+            continue
         for row, i in enumerate(stack):
             shift = trend[row] - rel[row]
-            if abs(shift) > 20.0:
-                continue
+            if abs(shift) > 35.0:
+                continue  # turned well off its stack (a wild laid sideways): its own reading
             for m in cards[i].corner_ids:
                 out[m] = (angles[m] + shift) % 360.0
     return out
