@@ -74,6 +74,8 @@ class CardReading:
     notes: list[str] = field(default_factory=list)
     # where the card would lie if its one visible index were a top-right one
     other_center: tuple[float, float] | None = field(default=None, repr=False)
+    # seen only by a bottom index (turned round to its stack's direction)
+    from_bottom: bool = field(default=False, repr=False)
     # the classifier's surest reading of the rank among the card's corners
     rank_confidence: float = field(default=1.0, repr=False)
 
@@ -543,8 +545,47 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
         for i in stack:
             if _angle_diff(cards[i].angle, direction) > 90:
                 cards[i].angle = (cards[i].angle + 180.0) % 360.0
+                cards[i].from_bottom = not cards[i].fully_visible
         known.append(True)
     return known
+
+
+def _join_split_cards(cards: list[CardReading], stacks: list[list[int]],
+                      card_h: float) -> tuple[list[CardReading], list[list[int]]]:
+    """Join a card seen only by its bottom index to the top index of the same card.
+
+    In a column only the last card shows its bottom index, beside its own top index;
+    when noisy angles kept the two apart, both predict the same card centre. Returns
+    the cards without the joined ones and the stacks renumbered.
+    """
+    gone: set[int] = set()
+    for stack in stacks:
+        bottoms = [i for i in stack if cards[i].from_bottom and len(cards[i].corner_ids) == 1]
+        for b in bottoms:
+            tops = [i for i in stack if i not in gone and i != b and not cards[i].from_bottom
+                    and not cards[i].fully_visible and cards[i].rank == cards[b].rank]
+            if not tops:
+                continue
+            dist = [np.hypot(*np.subtract(cards[i].center, cards[b].center)) for i in tops]
+            a = tops[int(np.argmin(dist))]
+            if min(dist) > 0.3 * card_h:
+                continue
+            top, bottom = cards[a], cards[b]
+            top.corner_ids = sorted(top.corner_ids + bottom.corner_ids)
+            top.center = ((top.center[0] + bottom.center[0]) / 2,
+                          (top.center[1] + bottom.center[1]) / 2)
+            top.confidence = 1 - (1 - top.confidence) * (1 - bottom.confidence)
+            top.fully_visible, top.other_center = True, None
+            gone.add(b)
+    if not gone:
+        return cards, stacks
+    renumber = {}
+    kept = []
+    for i, card in enumerate(cards):
+        if i not in gone:
+            renumber[i] = len(kept)
+            kept.append(card)
+    return kept, [[renumber[i] for i in stack if i in renumber] for stack in stacks]
 
 
 def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: np.ndarray,
@@ -900,6 +941,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
+    cards, stacks = _join_split_cards(cards, stacks, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
     for k, s in enumerate(stacks):

@@ -366,3 +366,20 @@ def test_an_index_reported_twice_is_one_corner_of_one_card():
     assert team_melds(reading, 0) == [["K", "K", "K"]]
     used = sorted(k for card in reading.cards for k in card.corner_ids)
     assert used == list(range(len(doubled)))  # every corner still belongs to a card
+
+
+def test_noisy_angles_do_not_split_or_add_cards():
+    # each index's angle read up to 20 degrees off (a young orientation head)
+    table = (column(["KH", "KS", "KD", "KC", "KH", "2C"], 1000, 1900)
+             + column(["8H", "8S", "8D", "8C"], 1500, 1900)
+             + column(["QH", "QS", "QD", "JK"], 2500, 800, angle=180))
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene)
+    errors = np.array([17.0, -12.0, 8.0, -20.0, 14.0, -9.0, 19.0, -16.0, 5.0, -18.0, 11.0,
+                       -7.0, 20.0, -13.0, 15.0, -19.0, 9.0, -4.0])[: len(corners)]
+    noisy = Corners(corners.boxes, corners.class_ids, corners.confidence,
+                    (corners.angle + errors) % 360)
+    reading = read_table(noisy, (W, H))
+    assert team_melds(reading, 0) == [["K"] * 5 + ["2"], ["8"] * 4]
+    assert team_melds(reading, 1) == [["Q", "Q", "Q", "JK"]]
+    assert len(reading.cards) == 6 + 4 + 4
