@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-export", action="store_true")
+    ap.add_argument("--skip-reader", action="store_true",
+                    help="do not (re)train the rank/orientation reader afterwards")
     ap.add_argument("--export-only", type=Path, default=None, metavar="WEIGHTS")
     args = ap.parse_args(argv)
 
@@ -254,11 +256,16 @@ def main(argv: list[str] | None = None) -> int:
         model.train(data=str(yaml), epochs=args.epochs, imgsz=args.tile, batch=args.batch,
                     workers=0, device="cpu", project=str(RUNS), name=args.name, exist_ok=True,
                     seed=args.seed, single_cls=True, close_mosaic=1, patience=100,
+                    warmup_epochs=0.5,  # ~110 steps: with few long epochs the default 3 wastes half a run
                     plots=True, amp=False, cache=False, verbose=True, **extra)
     print(f"training took {(time.time() - t0) / 60:.1f} min", flush=True)
     best = run_dir / "weights" / "best.pt"
     if not args.no_export:
         export_detector(best if best.exists() else last)
+    if not args.skip_reader:
+        from datasets import train_classifier
+
+        return train_classifier.main(["--scenes", str(args.scenes), "--seed", str(args.seed)])
     return 0
 
 

@@ -84,11 +84,20 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_neg = int(round(len(items) * neg_ratio)) + 2
     h, w = rgb.shape[:2]
     sizes = (all_boxes[:, 2:] - all_boxes[:, :2]) if len(all_boxes) else np.array([[30., 40.]])
+    outlines = [np.asarray(c["outline"], np.float32) * s for c in scene["cards"] if c.get("outline")]
+    card_boxes = np.array([[o[:, 0].min(), o[:, 1].min(), o[:, 0].max(), o[:, 1].max()]
+                           for o in outlines], np.float32) if outlines else None
     tries = 0
     while n_neg > 0 and tries < 200:
         tries += 1
         bw, bh = sizes[rng.integers(len(sizes))] * float(np.exp(rng.normal(0, 0.3)))
-        x1, y1 = rng.uniform(0, max(w - bw, 1)), rng.uniform(0, max(h - bh, 1))
+        if card_boxes is not None and rng.random() < 0.6:
+            # Most false detections sit on cards (pips, faces, edges), so most negatives do.
+            cb = card_boxes[rng.integers(len(card_boxes))]
+            x1 = rng.uniform(cb[0] - bw / 2, cb[2] - bw / 2)
+            y1 = rng.uniform(cb[1] - bh / 2, cb[3] - bh / 2)
+        else:
+            x1, y1 = rng.uniform(0, max(w - bw, 1)), rng.uniform(0, max(h - bh, 1))
         nb = np.array([x1, y1, x1 + bw, y1 + bh], dtype=np.float32)
         if len(all_boxes) and box_iou(nb, all_boxes).max() > 0.05:
             continue
@@ -199,7 +208,8 @@ def evaluate(model, crops: np.ndarray, labels: np.ndarray, angles: np.ndarray) -
 
 
 def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
-          out_dir: Path) -> tuple[object, list[dict]]:
+          out_dir: Path, epoch_size: int = 0, batch: int = 64,
+          lr: float = 3e-3) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
     import torch
     from torch import nn
@@ -214,10 +224,10 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     model = make_model()
     params = sum(p.numel() for p in model.parameters())
     print(f"reader: {params} parameters, {len(x_all)} train crops", flush=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    batch = 256
-    steps = epochs * (len(x_all) // batch + 1)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps,
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    per_epoch = min(epoch_size or len(x_all), len(x_all))
+    steps = epochs * (per_epoch // batch + 1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
                                                 pct_start=0.15)
     ce = nn.CrossEntropyLoss(label_smoothing=0.02)
     history = []
@@ -225,7 +235,7 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     t0 = time.time()
     for epoch in range(epochs):
         model.train()
-        order = torch.randperm(len(x_all), generator=gen)
+        order = torch.randperm(len(x_all), generator=gen)[:per_epoch]
         total = 0.0
         for i in range(0, len(order), batch):
             idx = order[i:i + batch]
@@ -244,7 +254,7 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
             opt.step()
             sched.step()
             total += float(loss.detach()) * len(idx)
-        row = {"epoch": epoch + 1, "loss": total / len(x_all),
+        row = {"epoch": epoch + 1, "loss": total / per_epoch, "samples": per_epoch,
                "minutes": round((time.time() - t0) / 60, 2),
                **evaluate(model, va["crops"], va["labels"], va["angles"])}
         history.append(row)
@@ -274,8 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jitters", type=int, default=2)
     ap.add_argument("--neg-ratio", type=float, default=0.5)
     ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--epoch-size", type=int, default=40000, help="crops drawn per epoch (0 = all)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--models", type=Path, default=MODELS)
     args = ap.parse_args(argv)
@@ -288,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
         build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs)
     model, history = train(tr_npz, va_npz, args.epochs, args.seed, args.threads,
-                           Path("runs") / "classifier")
+                           Path("runs") / "classifier", args.epoch_size, args.batch, args.lr)
     args.models.mkdir(exist_ok=True)
     export(model, args.models / "classifier.onnx")
     meta_path = args.models / "detector.json"
