@@ -515,9 +515,10 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
         for i in stack:
             if i in grouped:
                 continue
-            dist = [min(np.hypot(*np.subtract(cards[i].center, cards[j].center)) for j in ids)
+            x, y = cards[i].center
+            dist = [min(math.hypot(x - cards[j].center[0], y - cards[j].center[1]) for j in ids)
                     for ids in groups]
-            parts[int(np.argmin(dist))].append(i)
+            parts[dist.index(min(dist))].append(i)
         out.extend(sorted(p) for p in parts)
     return out
 
