@@ -165,35 +165,55 @@ def _real_labels(xml_path: Path) -> list[tuple[str, list[float]]]:
     return out
 
 
-def evaluate_real(detector: OnnxDetector, folder: Path) -> dict:
-    """Share of labelled cards with a right-rank corner inside, false corners per photo."""
+def evaluate_real(detector: OnnxDetector, folder: Path, step: int = 1,
+                  thresholds: tuple[float, ...] = ()) -> dict:
+    """Share of labelled cards with a right-rank corner inside, false corners per photo.
+
+    With `thresholds`, also the same two numbers for each minimum confidence (from one
+    detection run with the detector's own gate), to calibrate the gate.
+    """
     photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
-    cards = found = false = 0
-    per_rank: dict[str, list[int]] = {}
-    misses = []
+    photos = photos[::step]
+    runs = []
     for p in photos:
-        labels = _real_labels(p.with_suffix(".xml"))
         corners, _ = detect_corners(p, detector)
-        centres, ranks = corners.centers, corners.ranks
-        for rank, (x1, y1, x2, y2) in labels:
-            inside = (centres[:, 0] >= x1) & (centres[:, 0] <= x2) & (centres[:, 1] >= y1) & (centres[:, 1] <= y2)
-            ok = any(r == rank for r, i in zip(ranks, inside, strict=True) if i)
-            cards += 1
-            found += ok
-            per_rank.setdefault(rank, [0, 0])
-            per_rank[rank][0] += ok
-            per_rank[rank][1] += 1
-            if not ok:
-                misses.append(p.name)
-        for (cx, cy), r in zip(centres, ranks, strict=True):
-            if not any(r == rank and x1 <= cx <= x2 and y1 <= cy <= y2
-                       for rank, (x1, y1, x2, y2) in labels):
-                false += 1
-    return {"photos": len(photos), "cards": cards,
-            "cards_with_right_corner": round(found / max(cards, 1), 4),
-            "false_corners_per_photo": round(false / max(len(photos), 1), 3),
-            "per_rank": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per_rank.items())},
-            "photos_with_a_miss": sorted(set(misses))[:20]}
+        runs.append((p, _real_labels(p.with_suffix(".xml")), corners))
+
+    def score(min_conf: float) -> dict:
+        cards = found = false = 0
+        per_rank: dict[str, list[int]] = {}
+        misses = []
+        for p, labels, corners in runs:
+            keep = corners.confidence >= min_conf
+            centres, ranks = corners.centers[keep], [r for r, k in zip(corners.ranks, keep, strict=True) if k]
+            for rank, (x1, y1, x2, y2) in labels:
+                inside = ((centres[:, 0] >= x1) & (centres[:, 0] <= x2)
+                          & (centres[:, 1] >= y1) & (centres[:, 1] <= y2))
+                ok = any(r == rank for r, i in zip(ranks, inside, strict=True) if i)
+                cards += 1
+                found += ok
+                per_rank.setdefault(rank, [0, 0])
+                per_rank[rank][0] += ok
+                per_rank[rank][1] += 1
+                if not ok:
+                    misses.append(p.name)
+            for (cx, cy), r in zip(centres, ranks, strict=True):
+                if not any(r == rank and x1 <= cx <= x2 and y1 <= cy <= y2
+                           for rank, (x1, y1, x2, y2) in labels):
+                    false += 1
+        return {"photos": len(runs), "cards": cards,
+                "cards_with_right_corner": round(found / max(cards, 1), 4),
+                "false_corners_per_photo": round(false / max(len(runs), 1), 3),
+                "per_rank": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per_rank.items())},
+                "photos_with_a_miss": sorted(set(misses))[:20]}
+
+    out = score(0.0)
+    if thresholds:
+        out["by_min_confidence"] = {
+            str(t): {k: v for k, v in score(t).items()
+                     if k in ("cards_with_right_corner", "false_corners_per_photo")}
+            for t in thresholds}
+    return out
 
 
 _TORCH_SNIPPET = r"""
@@ -256,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch-python", type=Path, default=ROOT / ".venv-train" / "bin" / "python")
     ap.add_argument("--parts", default="synthetic,real,speed")
     ap.add_argument("--conf", type=float, default=None, help="override the detection threshold")
+    ap.add_argument("--min-confidence", type=float, default=None,
+                    help="override the final confidence gate")
+    ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
+    ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
 
     parts = set(args.parts.split(","))
@@ -266,11 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     model_bytes = {p.name: p.stat().st_size for p in args.models.glob("*.onnx")}
     report["model_files_mb"] = {k: round(v / 1e6, 2) for k, v in model_bytes.items()}
     report["model_total_mb"] = round(sum(model_bytes.values()) / 1e6, 2)
-    detector = OnnxDetector(args.models, conf=args.conf)
+    detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence)
+    sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit)
     if "real" in parts and args.real.is_dir():
-        report["real"] = evaluate_real(detector, args.real)
+        report["real"] = evaluate_real(detector, args.real, args.real_step, sweep)
     if "speed" in parts:
         photo = args.photo
         if photo is None:

@@ -209,7 +209,7 @@ def evaluate(model, crops: np.ndarray, labels: np.ndarray, angles: np.ndarray) -
 
 def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
-          lr: float = 3e-3) -> tuple[object, list[dict]]:
+          lr: float = 3e-3, init: Path | None = None) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
     import torch
     from torch import nn
@@ -222,6 +222,8 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     y_all = torch.from_numpy(tr["labels"])
     a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
     model = make_model()
+    if init is not None:  # continue from an earlier run's weights (e.g. runs/classifier/last.pt)
+        model.load_state_dict(torch.load(init, map_location="cpu"))
     params = sum(p.numel() for p in model.parameters())
     print(f"reader: {params} parameters, {len(x_all)} train crops", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -287,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epoch-size", type=int, default=40000, help="crops drawn per epoch (0 = all)")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--init", type=Path, default=None, help="start from these weights")
+    ap.add_argument("--run", type=Path, default=Path("runs") / "classifier",
+                    help="where checkpoints go")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
@@ -301,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
         build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs)
     model, history = train(tr_npz, va_npz, args.epochs, args.seed, args.threads,
-                           Path("runs") / "classifier", args.epoch_size, args.batch, args.lr)
+                           args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
     export(model, args.models / "classifier.onnx")
     meta_path = args.models / "detector.json"

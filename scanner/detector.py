@@ -127,7 +127,8 @@ class OnnxDetector:
 
     def __init__(self, model_dir: str | os.PathLike | None = None, threads: int | None = None,
                  conf: float | None = None, iou: float | None = None,
-                 long_sides: tuple[int, ...] | None = None) -> None:
+                 long_sides: tuple[int, ...] | None = None,
+                 min_confidence: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -149,6 +150,11 @@ class OnnxDetector:
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
         self.long_sides = tuple(long_sides or run.get("long_sides", (1600, 640)))
         self.min_side_ratio = float(run.get("min_side_ratio", 0.0))
+        self.max_upscale = float(run.get("max_upscale", 4.0))
+        # Final gate on confidence = detector score x rank probability (calibrated on the
+        # synthetic val split and the real photos' train folder, see MODEL_CARD.md).
+        self.min_confidence = float(min_confidence if min_confidence is not None
+                                    else run.get("min_confidence", 0.0))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -164,9 +170,14 @@ class OnnxDetector:
         return max(self.long_sides)
 
     def _scales(self, h: int, w: int) -> list[float]:
+        """Pass scales: each pass brings the long side to one of `long_sides`.
+
+        Indices are a roughly fixed fraction of a table photo, so a small photo is
+        enlarged too (up to `max_upscale`): its indices are then as tall as training's.
+        """
         scales: list[float] = []
         for side in sorted(self.long_sides, reverse=True):
-            s = min(1.0, side / max(h, w))
+            s = min(self.max_upscale, side / max(h, w))
             if all(abs(s - t) / t > 0.2 for t in scales):
                 scales.append(s)
         return scales
@@ -236,8 +247,9 @@ class OnnxDetector:
         rank_prob = probs[np.arange(len(boxes)), rank_ids]
         # A crop the classifier calls "not an index" is a false detection: drop it.
         is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
-        corners = Corners(boxes, rank_ids, det_scores * rank_prob, angles, rank_prob)
-        return corners.select(is_index)
+        confidence = det_scores * rank_prob
+        corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
+        return corners.select(is_index & (confidence >= self.min_confidence))
 
 
 def _as_rgb(rgb: np.ndarray) -> np.ndarray:
