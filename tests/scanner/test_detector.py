@@ -1,0 +1,203 @@
+"""Corner detector runtime: NMS and crops, the bundled ONNX model's behaviour, bad input.
+
+Behaviour only (timings are in bench/bench_detector.py). The model tests run the
+committed models/ on a small rendered scene of the unseen-design test split
+(tests/fixtures/detector/), whose ground truth says where the readable indices are.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from scanner.classes import CLASS_ID, INDEX_CLASSES
+from scanner.corners import Corners
+from scanner.detector import (
+    MODELS_DIR,
+    Detector,
+    ModelNotFound,
+    OnnxDetector,
+    box_iou,
+    crop_indices,
+    default_detector,
+    detect_corners,
+    detect_photo,
+    non_max_suppression,
+)
+from scanner.imageio import ImageError, PhotoTooLarge
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "detector"
+
+
+# ---------------------------------------------------------------------------- pure helpers
+
+def test_box_iou() -> None:
+    box = np.array([0, 0, 10, 10], np.float32)
+    boxes = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30], [0, 0, 5, 5]], np.float32)
+    assert np.allclose(box_iou(box, boxes), [1.0, 50 / 150, 0.0, 0.25])
+
+
+def test_nms_keeps_best_of_overlapping_and_all_disjoint() -> None:
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10],
+                      [21, 20, 31, 30], [50, 50, 60, 60]], np.float32)
+    scores = np.array([0.5, 0.9, 0.3, 0.1, 0.8, 0.05], np.float32)
+    keep = non_max_suppression(boxes, scores, iou_threshold=0.5)
+    assert keep.tolist() == [1, 4, 5]  # best of each cluster, in score order
+    assert non_max_suppression(np.zeros((0, 4)), np.zeros(0)).tolist() == []
+
+
+def test_nms_threshold_is_respected() -> None:
+    # IoU of these two is 50/150 = 0.33: kept at 0.5, suppressed at 0.3.
+    boxes = np.array([[0, 0, 10, 10], [5, 0, 15, 10]], np.float32)
+    scores = np.array([0.9, 0.8], np.float32)
+    assert non_max_suppression(boxes, scores, 0.5).tolist() == [0, 1]
+    assert non_max_suppression(boxes, scores, 0.3).tolist() == [0]
+
+
+def test_nms_matches_brute_force_on_random_boxes() -> None:
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 100, (60, 2))
+    boxes = np.c_[xy, xy + rng.uniform(5, 30, (60, 2))].astype(np.float32)
+    scores = rng.uniform(0, 1, 60).astype(np.float32)
+    keep = non_max_suppression(boxes, scores, 0.45)
+    kept = boxes[keep]
+    for i in range(len(kept)):  # no two kept boxes overlap more than the threshold
+        assert (box_iou(kept[i], np.delete(kept, i, 0)) <= 0.45).all()
+    for j in set(range(60)) - set(keep.tolist()):  # every dropped box has a better kept twin
+        better = keep[scores[keep] >= scores[j]]
+        assert (box_iou(boxes[j], boxes[better]) > 0.45).any()
+
+
+def test_crop_indices_centres_and_replicates_edges() -> None:
+    img = np.zeros((100, 100, 3), np.uint8)
+    img[40:60, 40:60] = 255
+    crops = crop_indices(img, np.array([[40, 40, 60, 60], [-10, -10, 5, 5]]), size=40, margin=2.0)
+    assert crops.shape == (2, 40, 40, 3)
+    # The white square fills the middle half of the first crop, the border is black.
+    assert crops[0, 12:28, 12:28].min() == 255 and crops[0, :8].max() == 0
+    assert crops[1].max() == 0
+    edge = np.zeros((50, 50, 3), np.uint8)
+    edge[:, :2] = 200  # a bright left edge is replicated outward, not padded with black
+    assert crop_indices(edge, np.array([[0, 10, 10, 20]]), size=20, margin=2.0)[0, :, 0].min() > 150
+
+
+# ---------------------------------------------------------------------------- the model
+
+@pytest.fixture(scope="module")
+def detector() -> OnnxDetector:
+    return default_detector()
+
+
+@pytest.fixture(scope="module")
+def scene() -> dict:
+    return json.loads((FIXTURES / "scene.json").read_text())
+
+
+def _readable(scene: dict) -> tuple[np.ndarray, list[int]]:
+    boxes, classes = [], []
+    for card in scene["cards"]:
+        for ind in card.get("indices", []):
+            if ind["visible"] >= 0.6:
+                boxes.append(ind["box"])
+                classes.append(CLASS_ID[card["rank"]])
+    return np.asarray(boxes, np.float32), classes
+
+
+def test_model_files_are_bundled_and_small() -> None:
+    meta = json.loads((MODELS_DIR / "detector.json").read_text())
+    sizes = [(MODELS_DIR / meta[k]["file"]).stat().st_size for k in ("detector", "classifier")]
+    assert sum(sizes) < 15e6
+
+
+def test_model_loads_once_per_process(detector, tmp_path) -> None:
+    assert isinstance(detector, Detector)
+    loads = OnnxDetector.loads
+    photo = tmp_path / "table.png"
+    Image.fromarray(np.full((200, 300, 3), 90, np.uint8)).save(photo)
+    detect_photo(photo)
+    detect_photo(photo.read_bytes())
+    assert default_detector() is detector
+    assert OnnxDetector.loads == loads
+
+
+def test_missing_model_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ModelNotFound, match="no detector model"):
+        OnnxDetector(tmp_path)
+
+
+def test_finds_indices_of_a_rendered_scene(detector, scene) -> None:
+    gt_boxes, gt_classes = _readable(scene)
+    result = detect_photo(FIXTURES / scene["image"]["file"], detector)
+    assert result["image"] == {"width": scene["image"]["width"], "height": scene["image"]["height"]}
+    found = result["corners"]
+    assert found and {"card", "box", "confidence"} <= set(found[0])
+    boxes = np.array([c["box"] for c in found], np.float32)
+    hit = right_rank = 0
+    for box, cls in zip(gt_boxes, gt_classes, strict=True):
+        iou = box_iou(box, boxes)
+        if iou.max() >= 0.5:
+            hit += 1
+            right_rank += found[int(iou.argmax())]["card"] == INDEX_CLASSES[cls]
+    assert hit >= 0.8 * len(gt_boxes)
+    assert right_rank >= 0.8 * hit
+    # Nearly every detection is on a real (even if partly hidden) index.
+    all_boxes = np.array([i["box"] for c in scene["cards"] for i in c["indices"]], np.float32)
+    on_index = sum(box_iou(b, all_boxes).max() >= 0.3 for b in boxes)
+    assert on_index >= 0.85 * len(boxes)
+
+
+def test_exif_rotation_gives_corners_in_the_rotated_frame(detector, scene) -> None:
+    src = Image.open(FIXTURES / scene["image"]["file"])
+    w, h = src.size
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored sideways: the viewer turns it 90 degrees clockwise
+    buf = io.BytesIO()
+    src.transpose(Image.Transpose.ROTATE_90).save(buf, format="JPEG", quality=95,
+                                                  exif=exif.tobytes())
+    upright, _ = detect_corners(FIXTURES / scene["image"]["file"], detector)
+    turned, photo = detect_corners(buf.getvalue(), detector)
+    assert (photo.width, photo.height) == (w, h)
+    # The same indices come back at the same places in the upright frame.
+    assert abs(len(turned) - len(upright)) <= max(2, 0.1 * len(upright))
+    near = [box_iou(b, turned.boxes).max() >= 0.5 for b in upright.boxes]
+    assert np.mean(near) >= 0.85
+
+
+def test_orientation_follows_the_photo(detector, scene) -> None:
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    up = detector.detect(rgb)
+    down = detector.detect(np.ascontiguousarray(rgb[::-1, ::-1]))  # turned half a turn
+    h, w = rgb.shape[:2]
+    moved = np.c_[w - down.boxes[:, 2], h - down.boxes[:, 3], w - down.boxes[:, 0], h - down.boxes[:, 1]]
+    agree = []
+    for box, ang in zip(up.boxes, up.angle, strict=True):
+        iou = box_iou(box, moved)
+        if len(iou) and iou.max() >= 0.5:
+            d = (down.angle[int(iou.argmax())] - ang - 180 + 180) % 360 - 180
+            agree.append(abs(d) < 45)
+    assert len(agree) >= 0.7 * len(up) and np.mean(agree) >= 0.85
+
+
+def test_blank_photo_has_no_corners(detector) -> None:
+    assert len(detector.detect(np.full((900, 1200, 3), 128, np.uint8))) == 0
+
+
+def test_bad_input_is_an_image_error(tmp_path) -> None:
+    bad = tmp_path / "notes.jpg"
+    bad.write_bytes(b"this is not a photo at all" * 20)
+    with pytest.raises(ImageError):
+        detect_photo(bad)
+    with pytest.raises(PhotoTooLarge):
+        detect_photo(bad, max_bytes=10)
+    with pytest.raises(ValueError, match="uint8"):
+        default_detector().detect(np.zeros((10, 10), np.float32))
+
+
+def test_detect_returns_corners_type(detector) -> None:
+    out = detector.detect(np.zeros((64, 64, 3), np.uint8))
+    assert isinstance(out, Corners)
