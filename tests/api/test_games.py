@@ -62,7 +62,7 @@ def test_create_game_returns_token_once_and_stores_only_its_hash(client, setting
     ({"players": 5, "teams": [{"name": "A"}, {"name": "B"}]}, "players"),
     ({"players": 4, "teams": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}, "2 teams"),
     ({"target": 0, "teams": [{"name": "A"}, {"name": "B"}]}, "target"),
-    ({"rules": {"no_such_option": 1}, "teams": [{"name": "A"}, {"name": "B"}]}, "no_such_option"),
+    ({"rules": {"taget": 6000}, "teams": [{"name": "A"}, {"name": "B"}]}, "did you mean 'target'"),
     ({"teams": [{"name": ""}, {"name": "B"}]}, "name"),
 ])
 def test_bad_game_is_refused(client, body, words) -> None:

@@ -99,7 +99,19 @@ def test_overlay_from_the_stored_json_matches_the_live_result():
     assert np.array_equal(draw_overlay(rgb, stored), draw_overlay(rgb, result))
 
 
-SAMPLES = sorted((Path(__file__).parents[2] / "datasets" / "samples").glob("scene_*.json"))
+def _whole_readable(path: Path) -> bool:
+    scene = json.loads(path.read_text())
+    return bool(scene.get("complete", True) and scene_readable(scene))
+
+
+ALL_SAMPLES = sorted((Path(__file__).parents[2] / "datasets" / "samples").glob("scene_*.json"))
+# Samples whose table is partly out of the photo or hidden cannot be read whole; they are
+# left out at collection (not skipped), and at least two must remain to test anything.
+SAMPLES = [p for p in ALL_SAMPLES if _whole_readable(p)]
+
+
+def test_enough_samples_show_the_whole_table():
+    assert len(SAMPLES) >= 2, [p.name for p in ALL_SAMPLES]
 
 
 @pytest.mark.parametrize("scene_path", SAMPLES, ids=[p.stem for p in SAMPLES])
@@ -107,8 +119,6 @@ def test_sample_photos_read_as_their_ground_truth(scene_path):
     """The data engine's committed samples, through the whole scan with perfect corners."""
     pytest.importorskip("scanner.imageio")
     scene = json.loads(scene_path.read_text())
-    if not (scene.get("complete", True) and scene_readable(scene)):
-        pytest.skip("part of the table is out of the photo or hidden")
     result = scan_photo(scene_path.with_suffix(".jpg"), detector=_FromScene(scene))
     assert result.to_json()["image"] == {"width": scene["image"]["width"],
                                          "height": scene["image"]["height"]}
