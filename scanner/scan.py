@@ -34,12 +34,27 @@ class ScanResult:
         """The contract's `scan --json` output (with the optional `melds` and `review`)."""
         return {
             "image": {"width": self.width, "height": self.height},
-            "corners": self.corners.to_json(),
+            "corners": self.corners_json(),
             "cards": self.table.cards_json(),
             "layout": self.table.layout_json(),
             "melds": self.table.melds_json(),
             "review": self.table.review,
         }
+
+
+    def corners_json(self) -> list[dict]:
+        """The contract's `corners`, each angle the direction its card's top points.
+
+        The detector reports the direction of the printed index's own top; a card's
+        bottom index is printed upside down, so once the corner belongs to a card it
+        takes the card's direction, as the contract defines the angle.
+        """
+        corners = self.corners.to_json()
+        for card in self.table.cards:
+            for corner_id in card.corner_ids:
+                if 0 <= corner_id < len(corners):
+                    corners[corner_id]["angle"] = round(card.angle % 360, 1)
+        return corners
 
 
 def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> ScanResult:

@@ -45,6 +45,21 @@ def test_scan_json_has_the_contract_shape():
     assert result.layout_ms >= 0
 
 
+def test_scan_corner_angles_are_their_cards_direction():
+    """The contract's corner angle is where the card's top points, bottom index included."""
+    rgb = np.zeros((H, W, 3), np.uint8)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    corners = result.to_json()["corners"]
+    raw = result.corners.angle
+    # A whole card's bottom index is printed upside down: the raw reading points the other way.
+    assert any(abs(((raw[i] - c["angle"]) + 180) % 360 - 180) > 90 for i, c in enumerate(corners))
+    for card in result.to_json()["cards"]:
+        for corner_id in card["corners"]:
+            assert corners[corner_id]["angle"] == card["angle"]
+    team1 = [c for c in result.to_json()["cards"] if c["team"] == 1]
+    assert team1 and all(abs(c["angle"] - 180) < 20 for c in team1)
+
+
 def test_scan_reads_a_photo_file(tmp_path):
     pytest.importorskip("scanner.imageio")
     from PIL import Image
