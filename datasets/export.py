@@ -148,13 +148,20 @@ def export(scenes: Path, out: Path, tile: int = 640, long_side: int = 1600, jitt
     tasks = [(str(f), str(out), opts) for f in files]
     results: list[dict[str, Any]] = []
     t0 = time.time()
-    with get_context("fork").Pool(workers, initializer=cv2.setNumThreads, initargs=(1,)) as pool:
-        for r in tqdm(pool.imap(_export_scene, tasks, chunksize=4), total=len(tasks), unit="scene",
-                      disable=not progress):
+    # One worker runs in this process: forking a process that already runs threads (a test
+    # runner, onnxruntime, a web server) can deadlock the child on a lock held at fork time.
+    pool = get_context("fork").Pool(workers, initializer=cv2.setNumThreads, initargs=(1,)) \
+        if workers > 1 else None
+    try:
+        mapped = pool.imap(_export_scene, tasks, chunksize=4) if pool else map(_export_scene, tasks)
+        for r in tqdm(mapped, total=len(tasks), unit="scene", disable=not progress):
             if "error" in r:
                 print(r["error"], file=sys.stderr)
                 continue
             results.append(r)
+    finally:
+        if pool:
+            pool.terminate()
     stats: dict[str, Any] = {"seconds": round(time.time() - t0, 1), **opts}
     for split in SPLITS:
         part = [r for r in results if r["split"] == split]
