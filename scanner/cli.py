@@ -15,8 +15,10 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from scanner.deal import LayoutError
 from scanner.scoring import score_layout_json
@@ -98,15 +100,9 @@ def _score(args: argparse.Namespace) -> int:
 
 def _detect(args: argparse.Namespace) -> int:
     detector = _load("scanner.detector", "detect")
-    image_error = _image_error()
-    try:
-        result = detector.detect_photo(args.photo)
-    except image_error as err:
-        _error(f"cannot read photo {args.photo}: {err}")
-        return 1
-    except _model_not_found() as err:
-        _error(f"no detector model: {err}")
-        return 2
+    result, status = _on_photo(args.photo, lambda: detector.detect_photo(args.photo))
+    if status is not None:
+        return status
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -123,17 +119,16 @@ def _detect(args: argparse.Namespace) -> int:
 
 def _scan(args: argparse.Namespace) -> int:
     scan_module = _load("scanner.scan", "scan")
-    image_error = _image_error()
-    try:
+
+    def scan() -> object:
         result = scan_module.scan_photo(args.photo)
         if args.overlay:
             _write_overlay(args.photo, result, args.overlay)
-    except image_error as err:
-        _error(f"cannot read photo {args.photo}: {err}")
-        return 1
-    except _model_not_found() as err:
-        _error(f"no detector model: {err}")
-        return 2
+        return result
+
+    result, status = _on_photo(args.photo, scan)
+    if status is not None:
+        return status
     data = result.to_json()
     if args.json:
         print(json.dumps(data, indent=2))
@@ -178,6 +173,21 @@ def _load(module: str, command: str) -> ModuleType:
             f"'{command}' is not available: module {err.name} is missing (needed by {module});"
             " install the package with its dependencies (`bash scripts/serve.sh` does)"
         ) from None
+
+
+def _on_photo(photo: str, work: Callable[[], Any]) -> tuple[Any, int | None]:
+    """Run `work` on a photo: (its result, None), or (None, exit status) with the reason said.
+
+    A photo that cannot be read exits 1; a missing detector model exits 2.
+    """
+    try:
+        return work(), None
+    except _image_error() as err:
+        _error(f"cannot read photo {photo}: {err}")
+        return None, 1
+    except _model_not_found() as err:
+        _error(f"no detector model: {err}")
+        return None, 2
 
 
 def _image_error() -> type[Exception]:
