@@ -223,6 +223,14 @@ def column(cards: list[str], x: float, y: float, angle: float = 0.0, step: float
             for k, c in enumerate(cards)]
 
 
+def small_two_team_table(width: int = 800, height: int = 600) -> dict:
+    """A small hand-placed table: Us K K K 2 and a red three (near the camera), Them 8 8 8 across."""
+    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
+             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
+             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
+    return scene_from_placements(cards, width, height, card_h=120)
+
+
 def fan(cards: list[str], x: float, y: float, angle: float = 0.0, spread: float = 12.0,
         card_h: float = CARD_H, **extra) -> list[dict]:
     """Placements for a fan pivoting below the cards' bottom edge, `spread` degrees apart."""

@@ -13,22 +13,15 @@ from PIL import Image
 
 from api.app import create_app
 from api.settings import Settings
-from datasets.groundtruth import GroundTruthDetector, column, scene_from_placements
+from datasets.groundtruth import GroundTruthDetector, small_two_team_table
 
 W, H = 800, 600
-
-
-def small_table() -> dict:
-    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
-             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
-             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
-    return scene_from_placements(cards, W, H, card_h=120)
 
 
 @pytest.fixture
 def real_client(tmp_path):
     app = create_app(Settings(data_dir=tmp_path, load_model=False),
-                     detector=GroundTruthDetector(small_table()))
+                     detector=GroundTruthDetector(small_two_team_table(W, H)))
     with TestClient(app) as client:
         yield client
     app.state.engine.dispose()
@@ -45,7 +38,7 @@ def test_api_scan_is_the_cli_scan_json(real_client) -> None:
 
     r = real_client.post("/api/scan", files={"photo": ("t.jpg", table_jpeg(), "image/jpeg")})
     assert r.status_code == 200, r.text
-    expected = scan_photo(table_jpeg(), detector=GroundTruthDetector(small_table())).to_json()
+    expected = scan_photo(table_jpeg(), detector=GroundTruthDetector(small_two_team_table(W, H))).to_json()
     assert r.json() == expected
     assert r.json()["layout"]["teams"] == [{"melds": [["K", "K", "K", "2"]], "red_threes": 1},
                                            {"melds": [["8", "8", "8"]], "red_threes": 0}]

@@ -19,7 +19,7 @@ from PIL import Image
 
 from api.app import create_app
 from api.settings import Settings
-from datasets.groundtruth import GroundTruthDetector, column, scene_from_placements
+from datasets.groundtruth import GroundTruthDetector, small_two_team_table
 from scanner.scoring import score_layout_json
 
 pytestmark = pytest.mark.browser
@@ -30,18 +30,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 W, H = 800, 600
 
 
-def table_scene() -> dict:
-    """Us: K K K 2 and a red three (near the camera); Them: 8 8 8 across the table."""
-    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
-             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
-             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
-    return scene_from_placements(cards, W, H, card_h=120)
-
-
 @pytest.fixture
 def server(tmp_path: Path):
     app = create_app(Settings(data_dir=tmp_path / "data", load_model=False),
-                     detector=GroundTruthDetector(table_scene()))
+                     detector=GroundTruthDetector(small_two_team_table(W, H)))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

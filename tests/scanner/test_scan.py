@@ -9,28 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from datasets.groundtruth import (
-    GroundTruthDetector,
-    column,
-    scene_from_placements,
-    scene_readable,
-)
+from datasets.groundtruth import GroundTruthDetector, scene_readable, small_two_team_table
 from scanner.overlay import draw_overlay
 from scanner.scan import scan_photo
 
 W, H = 800, 600
 
 
-def small_table() -> dict:
-    cards = (column(["KH", "KS", "KD", "2C"], 200, 380, card_h=120)
-             + column(["8H", "8S", "8D"], 550, 180, angle=180, card_h=120)
-             + [{"card": "3H", "x": 650, "y": 450, "angle": 0}])
-    return scene_from_placements(cards, W, H, card_h=120)
-
-
 def test_scan_json_has_the_contract_shape():
     rgb = np.zeros((H, W, 3), np.uint8)
-    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
     data = json.loads(json.dumps(result.to_json()))  # plain JSON types only
     assert data["image"] == {"width": W, "height": H}
     assert {"card", "box", "confidence"} <= set(data["corners"][0])
@@ -48,7 +36,7 @@ def test_scan_json_has_the_contract_shape():
 def test_scan_corner_angles_are_their_cards_direction():
     """The contract's corner angle is where the card's top points, bottom index included."""
     rgb = np.zeros((H, W, 3), np.uint8)
-    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
     corners = result.to_json()["corners"]
     raw = result.corners.angle
     # A whole card's bottom index is printed upside down: the raw reading points the other way.
@@ -66,7 +54,7 @@ def test_scan_reads_a_photo_file(tmp_path):
 
     path = tmp_path / "table.jpg"
     Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(path)
-    path.with_suffix(".json").write_text(json.dumps(small_table()))
+    path.with_suffix(".json").write_text(json.dumps(small_two_team_table(W, H)))
     detector = GroundTruthDetector()
 
     class FromFile:
@@ -85,12 +73,12 @@ def test_scan_rejects_a_non_image_file(tmp_path):
     bad = tmp_path / "notes.jpg"
     bad.write_bytes(b"this is not a photo")
     with pytest.raises(imageio.ImageError):
-        scan_photo(bad, detector=GroundTruthDetector(small_table()))
+        scan_photo(bad, detector=GroundTruthDetector(small_two_team_table(W, H)))
 
 
 def test_overlay_draws_team_colours_at_any_resolution():
     rgb = np.zeros((H, W, 3), np.uint8)
-    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
     out = draw_overlay(rgb, result)
     assert out.shape == rgb.shape and out.dtype == np.uint8
     assert not out.any(axis=2)[0:5, 0:5].any()  # the corner of the photo is untouched
@@ -108,7 +96,7 @@ def test_overlay_draws_team_colours_at_any_resolution():
 
 def test_overlay_from_the_stored_json_matches_the_live_result():
     rgb = np.zeros((H, W, 3), np.uint8)
-    result = scan_photo(rgb, detector=GroundTruthDetector(small_table()))
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
     stored = json.loads(json.dumps(result.to_json()))
     assert all(len(card["outline"]) == 4 for card in stored["cards"])
     assert np.array_equal(draw_overlay(rgb, stored), draw_overlay(rgb, result))
