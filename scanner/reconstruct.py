@@ -192,19 +192,29 @@ def _circular_mean(angles: np.ndarray, weights: np.ndarray | None = None) -> flo
     return float(np.degrees(np.arctan2((w * np.sin(a)).sum(), (w * np.cos(a)).sum())) % 360)
 
 
-def _index_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
-    """Each index's own height (along its up axis), undoing the axis-aligned box's rotation."""
+def _unrotated_sizes(corners: Corners, angles: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each index's own (width, height) from its axis-aligned box and angle.
+
+    Returns the widths, heights, whether the solve is well-conditioned (away from 45
+    degrees) and the box's mean side, which callers scale as their fallback.
+    """
     w = corners.boxes[:, 2] - corners.boxes[:, 0]
     h = corners.boxes[:, 3] - corners.boxes[:, 1]
     a = np.radians(angles)
     c, s = np.abs(np.cos(a)), np.abs(np.sin(a))
     det = c * c - s * s
-    # box = [[c, s], [s, c]] @ (iw, ih): solvable away from 45 degrees.
+    # box = [[c, s], [s, c]] @ (own_w, own_h): solvable away from 45 degrees.
     with np.errstate(divide="ignore", invalid="ignore"):
-        ih = (c * h - s * w) / det
-    fallback = np.sqrt(np.maximum(w * h, 1e-6)) * 1.15
-    ok = (np.abs(det) > 0.5) & (ih > 0)
-    own = np.where(ok, ih, fallback)
+        own_w = (c * w - s * h) / det
+        own_h = (c * h - s * w) / det
+    return own_w, own_h, np.abs(det) > 0.5, np.sqrt(np.maximum(w * h, 1e-6))
+
+
+def _index_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
+    """Each index's own height (along its up axis), undoing the axis-aligned box's rotation."""
+    _, ih, solvable, side = _unrotated_sizes(corners, angles)
+    own = np.where(solvable & (ih > 0), ih, side * 1.15)
     # Perspective changes the size slowly across the photo: smooth over neighbours.
     if len(own) > 3:
         centres = corners.centers
@@ -240,16 +250,8 @@ def _index_anchors(corners: Corners, angles: np.ndarray) -> tuple[np.ndarray, np
     Boxes are axis-aligned in the photo; the index's own width and height are recovered
     from the box and the angle (where the turn is near 45 degrees, from the box area).
     """
-    w = corners.boxes[:, 2] - corners.boxes[:, 0]
-    h = corners.boxes[:, 3] - corners.boxes[:, 1]
-    a = np.radians(angles)
-    c, s = np.abs(np.cos(a)), np.abs(np.sin(a))
-    det = c * c - s * s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        own_w = (c * w - s * h) / det
-        own_h = (c * h - s * w) / det
-    ok = (np.abs(det) > 0.5) & (own_w > 0) & (own_h > 0)
-    side = np.sqrt(np.maximum(w * h, 1e-6))
+    own_w, own_h, solvable, side = _unrotated_sizes(corners, angles)
+    ok = solvable & (own_w > 0) & (own_h > 0)
     own_w = np.where(ok, own_w, side * 0.75)
     own_h = np.where(ok, own_h, side * 1.25)
     up, right = _unit_vectors(angles)
