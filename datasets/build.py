@@ -107,7 +107,9 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
             _task(t)
             bar.update()
     else:
-        ctx = get_context("fork")
+        # spawn, not fork: preparing the art (GLib/librsvg, OpenCV) leaves threads in this
+        # process, and a forked worker then hung forever on its first scene.
+        ctx = get_context("spawn")
         with ctx.Pool(workers, initializer=_init_worker, initargs=(manifest, params, designs)) as pool:
             for _ in pool.imap_unordered(_task, tasks, chunksize=2):
                 bar.update()

@@ -31,6 +31,9 @@ FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 MIN_VISIBLE = 0.6  # an index less visible than this is not labelled (a reader could not read it)
 DETECT_LONG_SIDE = 1600  # run-time pass size (scanner/detector.py); tiles are cut at this scale
+# Tiles are cut at DETECT_LONG_SIDE x U(SCALE_JITTER): below 1 for the small indices of small
+# phone photos (which the runtime does not enlarge), above 1 for close shots.
+SCALE_JITTER = (0.6, 1.25)
 
 
 def setup_offline() -> None:
@@ -96,7 +99,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     stem = Path(json_path).stem
     for t in range(tiles_per_scene):
         # Jitter the detection scale so the net sees indices a bit smaller and larger.
-        long_side = DETECT_LONG_SIDE * float(rng.uniform(0.75, 1.25))
+        long_side = DETECT_LONG_SIDE * float(rng.uniform(*SCALE_JITTER))
         s = min(1.0, long_side / max(h, w))
         sw, sh = round(w * s), round(h * s)
         if sw < tile or sh < tile:
@@ -223,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-reader", action="store_true",
                     help="do not (re)train the rank/orientation reader afterwards")
     ap.add_argument("--export-only", type=Path, default=None, metavar="WEIGHTS")
+    ap.add_argument("--init", type=Path, default=None, metavar="WEIGHTS",
+                    help="start from these weights instead of from scratch: an ultralytics "
+                         "*.pt, or an exported detector.onnx (see datasets/warmstart.py)")
+    ap.add_argument("--lr", type=float, default=0.0,
+                    help="initial learning rate (0 = ultralytics' optimizer=auto choice)")
     args = ap.parse_args(argv)
 
     setup_offline()
@@ -251,8 +259,24 @@ def main(argv: list[str] | None = None) -> int:
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs)
-        model = YOLO("yolo26n.yaml")  # architecture only: a *.pt name would download weights
+        if args.init:  # continue from earlier weights (a checkpoint, or the shipped ONNX)
+            init = args.init
+            if init.suffix == ".onnx":
+                from datasets import warmstart
+
+                init = run_dir.parent / f"{args.name}-init.pt"
+                calib = sorted((yaml.parent / "train" / "images").glob("*.jpg"))[::7][:256]
+                model_init = warmstart.recover(args.init, "yolo26n.yaml", calib, args.tile)
+                print(f"warm start from {args.init}: raw-output difference from the ONNX "
+                      f"{warmstart.max_difference(model_init, args.init, calib[:16], args.tile):.1e}",
+                      flush=True)
+                warmstart.save_checkpoint(model_init, init)
+            model = YOLO(str(init))
+        else:
+            model = YOLO("yolo26n.yaml")  # architecture only: a *.pt name would download weights
         extra = {"time": args.hours} if args.hours else {}
+        if args.lr:
+            extra.update(optimizer="AdamW", lr0=args.lr)
         model.train(data=str(yaml), epochs=args.epochs, imgsz=args.tile, batch=args.batch,
                     workers=0, device="cpu", project=str(RUNS), name=args.name, exist_ok=True,
                     seed=args.seed, single_cls=True, close_mosaic=1, patience=100,
