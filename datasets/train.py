@@ -229,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--init", type=Path, default=None, metavar="WEIGHTS",
                     help="start from these weights instead of from scratch: an ultralytics "
                          "*.pt, or an exported detector.onnx (see datasets/warmstart.py)")
+    ap.add_argument("--degrees", type=float, default=45.0,
+                    help="random tile rotation, +-degrees (real cards lie at any angle)")
     ap.add_argument("--lr", type=float, default=0.0,
                     help="initial learning rate (0 = ultralytics' optimizer=auto choice)")
     args = ap.parse_args(argv)
@@ -279,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(optimizer="AdamW", lr0=args.lr)
         model.train(data=str(yaml), epochs=args.epochs, imgsz=args.tile, batch=args.batch,
                     workers=0, device="cpu", project=str(RUNS), name=args.name, exist_ok=True,
-                    seed=args.seed, single_cls=True, close_mosaic=1, patience=100,
+                    seed=args.seed, single_cls=True, degrees=args.degrees, close_mosaic=1, patience=100,
                     warmup_epochs=0.5,  # ~110 steps: with few long epochs the default 3 wastes half a run
                     plots=True, amp=False, cache=False, verbose=True, **extra)
     print(f"training took {(time.time() - t0) / 60:.1f} min", flush=True)

@@ -157,8 +157,25 @@ def make_model():
     return IndexReader()
 
 
+def _turn(x, deg):
+    """Turn crops (N,C,H,W) clockwise on screen by `deg` (N,) degrees about their centre,
+    zooming out by up to 1.3x as the turn nears 45 degrees; edges repeat outward."""
+    import torch
+
+    r = torch.deg2rad(deg)
+    c, s = torch.cos(r), torch.sin(r)
+    zoom = 1.0 + 0.3 * torch.abs(torch.sin(2 * r))
+    zero = torch.zeros_like(c)
+    # affine_grid maps output to input coordinates (y down): the inverse of a clockwise turn
+    theta = torch.stack([torch.stack([c * zoom, s * zoom, zero], 1),
+                         torch.stack([-s * zoom, c * zoom, zero], 1)], 1)
+    grid = torch.nn.functional.affine_grid(theta, list(x.shape), align_corners=False)
+    return torch.nn.functional.grid_sample(x, grid, mode="bilinear", padding_mode="border",
+                                           align_corners=False)
+
+
 def _augment(x, ang, gen):
-    """Quarter-turn rotations (angle turned too), brightness/contrast, noise; x in [0,1]."""
+    """Quarter turns and tilts (angle turned too), blur, brightness/contrast, noise; x in [0,1]."""
     import torch
 
     n = x.shape[0]
@@ -169,6 +186,13 @@ def _augment(x, ang, gen):
         # rot90 with dims (H, W) turns the picture counter-clockwise: "up" becomes "left".
         out[m] = torch.rot90(x[m], q, dims=(2, 3))
     ang = torch.remainder(ang - 90.0 * k, 360.0)
+    # Cards lie at any angle in real photos: half the crops also turn by up to 45 degrees,
+    # zoomed out as a detector's axis-aligned box around a slanted index would crop it.
+    tilt = torch.rand(n, generator=gen) < 0.5
+    if tilt.any():
+        deg = torch.empty(int(tilt.sum())).uniform_(-45.0, 45.0, generator=gen)
+        out[tilt] = _turn(out[tilt], deg)
+        ang[tilt] = torch.remainder(ang[tilt] + deg, 360.0)
     # Far or blurry photos: a third of the crops lose resolution (down to 16-30 px and back).
     soft = torch.rand(n, generator=gen) < 0.33
     if soft.any():
@@ -222,7 +246,21 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     y_all = torch.from_numpy(tr["labels"])
     a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
     model = make_model()
-    if init is not None:  # continue from an earlier run's weights (e.g. runs/classifier/last.pt)
+    if init is not None and init.suffix == ".onnx":  # continue from a shipped reader
+        from datasets.warmstart import recover_sequential
+
+        pick = torch.randperm(len(x_all), generator=gen)[:2048]
+        recover_sequential(model, init, x_all[pick].float() / 255.0)
+        import onnxruntime as ort
+
+        check = x_all[pick[:256]].float() / 255.0
+        theirs = ort.InferenceSession(str(init), providers=["CPUExecutionProvider"]).run(
+            None, {"crops": check.numpy()})[0]
+        with torch.no_grad():
+            ours = model(check)[0].numpy()
+        print(f"reader: warm start from {init}, largest logit difference from the ONNX "
+              f"{np.abs(ours - theirs).max():.1e}", flush=True)
+    elif init is not None:  # continue from an earlier run's weights (e.g. runs/classifier/last.pt)
         model.load_state_dict(torch.load(init, map_location="cpu"))
     params = sum(p.numel() for p in model.parameters())
     print(f"reader: {params} parameters, {len(x_all)} train crops", flush=True)
