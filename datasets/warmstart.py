@@ -130,6 +130,65 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
     return model
 
 
+def recover_sequential(model, onnx_path: Path, calib) -> None:
+    """Load an exported plain-PyTorch net (the index reader) back into `model`, in place.
+
+    The export folded each BatchNorm into the convolution before it and named the folded
+    tensors by number, so convolutions are matched in order (shapes checked), named layers
+    (linear heads) by name; BatchNorms are calibrated on `calib` (a float tensor batch) the
+    same way as `recover` does.
+    """
+    import torch
+    from torch import nn
+
+    weights = _onnx_weights(onnx_path)
+    named = {k: v for k, v in weights.items() if not k.startswith("onnx::")}
+    folded = [v for k, v in weights.items() if k.startswith("onnx::") and v.ndim >= 1]
+    pairs = []  # (conv, bn) in forward order
+    modules = list(model.named_modules())
+    for i, (_name, m) in enumerate(modules):
+        if isinstance(m, nn.Conv2d):
+            bn = modules[i + 1][1] if i + 1 < len(modules) else None
+            pairs.append((m, bn if isinstance(bn, nn.BatchNorm2d) else None))
+    sums: dict[int, list] = {}
+    hooks = []
+    with torch.no_grad():
+        for k, (conv, bn) in enumerate(pairs):
+            w, b = torch.from_numpy(folded[2 * k].copy()), torch.from_numpy(folded[2 * k + 1].copy())
+            if tuple(w.shape) != tuple(conv.weight.shape):
+                raise ValueError(f"{onnx_path}: convolution {k} is {tuple(w.shape)}, "
+                                 f"the model's is {tuple(conv.weight.shape)}")
+            conv.weight.copy_(w)
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(b)
+        for name, param in model.named_parameters():
+            if name in named:
+                param.copy_(torch.from_numpy(named[name].copy()))
+        for k, (conv, _bn) in enumerate(pairs):
+            def hook(_mod, _inp, out, k=k):
+                o = out.detach().double()
+                s = sums.setdefault(k, [0.0, 0.0, 0])
+                s[0] = s[0] + o.sum(dim=(0, 2, 3))
+                s[1] = s[1] + (o * o).sum(dim=(0, 2, 3))
+                s[2] += o.numel() // o.shape[1]
+            hooks.append(conv.register_forward_hook(hook))
+        model.eval()
+        model(calib)
+        for h in hooks:
+            h.remove()
+        for k, (_conv, bn) in enumerate(pairs):
+            total, total_sq, count = sums[k]
+            mean = total / count
+            var = (total_sq / count - mean * mean).clamp(min=1e-6)
+            bias = bn.bias.detach().double().clone()
+            bn.running_mean.copy_(mean.float())
+            bn.running_var.copy_(var.float())
+            bn.weight.copy_(torch.sqrt(var + bn.eps).float())
+            bn.bias.copy_((mean + bias).float())
+
+
 def save_checkpoint(model, out: Path) -> Path:
     """Write `model` as an ultralytics checkpoint that `YOLO(path)` loads (no download)."""
     import datetime
