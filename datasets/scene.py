@@ -530,6 +530,16 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
     w, h = aspect, 1.0
     team_extent = []
     team_cards: list[list[_Placed]] = [[], []]
+
+    def shows_left(physical: Sequence[tuple[str, int, str]]) -> bool:
+        """Whether every card's deck prints an index on its left side (top- or bottom-left).
+
+        Players spread an overlapping row or fan so that the covered cards' ranks show;
+        a deck printing its index only on the right (top-right) is spread to the left.
+        """
+        return all({"tl", "bl"} & set(designs[deck_design[deck]].index_corners)
+                   for _, deck, _ in physical)
+
     for team in (0, 1):
         cards: list[_Placed] = []
         melds = [(i, m) for i, m in enumerate(deal.melds) if m.team == team]
@@ -585,8 +595,13 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
             elif style == "row":
                 step_x = w * float(rng.uniform(0.22, 0.32))
                 n = len(order_cards)
+                # each next card on top, shifted so the covered card's index strip shows:
+                # to the right (left strip shows), or to the left for decks printing no
+                # left-side index (the right strip with its top-right or bottom-right index)
+                first, sign = (x + w / 2, 1.0) if shows_left(order_cards) else \
+                    (x + w / 2 + (n - 1) * step_x, -1.0)
                 for i, c in enumerate(order_cards):
-                    cx = x + w / 2 + i * step_x + float(rng.normal(0, 0.01))
+                    cx = first + sign * i * step_x + float(rng.normal(0, 0.01))
                     cy = row_y + h / 2 + float(rng.normal(0, 0.012))
                     cards.append(_Placed(c, np.array([cx, cy]), jitter_rot + float(rng.normal(0, 1.0)),
                                          "meld", team, mi, True))
@@ -597,8 +612,11 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
                 shift = float(rng.uniform(0.13, 0.2))  # card-to-card shift at the index
                 spread = math.degrees(math.asin(shift / 1.1))
                 pivot = np.array([x + w / 2 + (n - 1) * shift / 2, row_y + h * 1.6])
+                # later cards on top, turned clockwise (spreading right), or mirrored
+                # (spreading left) for decks printing no left-side index
+                turn = 1.0 if shows_left(order_cards) else -1.0
                 for i, c in enumerate(order_cards):
-                    ang = (i - (n - 1) / 2) * spread
+                    ang = turn * (i - (n - 1) / 2) * spread
                     center = pivot + _rot(ang) @ np.array([0.0, -1.1 * h])
                     cards.append(_Placed(c, center, ang + jitter_rot, "meld", team, mi, True))
                 x += w + (n - 1) * shift + gap + 0.15
@@ -617,8 +635,11 @@ def _lay_out(rng, deal: _Deal, designs, deck_design, aspect: float, params: Scen
             rx = (right + space) if side_right else left - space - w - (n3 - 1) * w * 0.3
             ry = float(rng.uniform(0, 0.3))
             rot0 = float(rng.normal(0, 3))
+            # overlapping like a row: spread left for decks printing no left-side index
+            first, sign = (rx, 1.0) if shows_left(deal.red_threes[team]) else \
+                (rx + (n3 - 1) * w * 0.3, -1.0)
             for i, c in enumerate(deal.red_threes[team]):
-                cards.append(_Placed(c, np.array([rx + w / 2 + i * w * 0.3, ry + h / 2]),
+                cards.append(_Placed(c, np.array([first + w / 2 + sign * i * w * 0.3, ry + h / 2]),
                                      rot0 + float(rng.normal(0, 1.5)), "red_three", team, None, True))
         team_cards[team] = cards
         if cards:

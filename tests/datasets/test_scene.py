@@ -161,3 +161,24 @@ def test_up_angle_convention():
     assert up_angle(square[[1, 2, 3, 0]]) == pytest.approx(90.0)  # top edge on the right
     assert up_angle(square[[2, 3, 0, 1]]) == pytest.approx(180.0)
     assert up_angle(square[[3, 0, 1, 2]]) == pytest.approx(270.0)
+
+
+def test_rows_and_fans_show_every_rank_for_right_index_decks():
+    """Players spread rows and fans so the ranks show: a deck printing its index only in
+    the top-right corner is spread to the left, so its covered cards show that corner."""
+    right_only = CardGeometry(aspect=0.707, index_box=(0.088, 0.067, 0.21, 0.16),
+                              index_corners=("tr",))
+    designs = {"right_only": right_only, "generic": CardGeometry()}
+    params = SceneParams(clutter=False, max_mess=0.0, second_design_p=0.5)
+    spread_melds = 0
+    for scene in _scenes(40, designs=designs, params=params):
+        if not scene.complete:
+            continue
+        for card in scene.cards:
+            if card.role in ("meld", "red_three"):
+                assert max(ix["visible"] for ix in card.indices) >= 0.6, (scene.seed, card.id)
+        for meld in scene.melds:
+            centres = np.array([np.mean(scene.cards[i].outline, axis=0) for i in meld["card_ids"]])
+            if len(centres) >= 3 and np.ptp(centres[:, 0]) > 0.4 * scene.card_height_px:
+                spread_melds += 1  # a row or a fan (or a meld photographed turned)
+    assert spread_melds >= 10
