@@ -3,7 +3,8 @@
 Each scene i gets its own random stream from (seed, i), so the output is the same for
 a seed whatever the number of workers, and a build can be extended or resumed (existing
 scenes are skipped). Scenes are split by index: about 80 % train, 10 % val (same designs
-and tables as train) and 10 % test (held-out designs and table textures only). Writes
+and tables as train) and 10 % test (held-out designs and table textures only); `--split
+test` builds only one split's scenes (the same ones a whole build would make). Writes
 `DIR/<split>/scene_XXXXXX.jpg` + `.json` per scene (format in docs/ARCHITECTURE.md) and
 `DIR/build.json` (arguments, design manifest). Card art is prepared on first use
 (`datasets.art`), which fetches the npm decks and needs the Debian card packages.
@@ -85,8 +86,12 @@ def _task(args: tuple[int, int, str]) -> str:
 
 def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
           designs: list[str] | None = None, params: SceneParams | None = None,
-          progress: bool = True) -> float:
-    """Build scenes [start, start+scenes) into out; returns seconds taken."""
+          progress: bool = True, split: str | None = None) -> float:
+    """Build scenes [start, start+scenes) into out; returns seconds taken.
+
+    With `split` ("train", "val" or "test") only the scenes of that split among them are
+    built: the same scenes, same files, as a whole build would make for that split.
+    """
     from tqdm import tqdm
 
     params = params or SceneParams()
@@ -95,10 +100,11 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
         raise SystemExit(f"no card designs available (asked for {designs})")
     out.mkdir(parents=True, exist_ok=True)
     (out / "build.json").write_text(json.dumps(
-        {"seed": seed, "scenes": start + scenes, "designs": sorted(manifest),
+        {"seed": seed, "scenes": start + scenes, "split": split, "designs": sorted(manifest),
          "test_designs": sorted(n for n, m in manifest.items() if m["split"] == "test"),
          "manifest": manifest}, indent=1))
-    tasks = [(seed, i, str(out)) for i in range(start, start + scenes)]
+    tasks = [(seed, i, str(out)) for i in range(start, start + scenes)
+             if split is None or split_of(i) == split]
     t0 = time.time()
     bar = tqdm(total=len(tasks), unit="scene", disable=not progress, smoothing=0.1)
     if workers <= 1:
@@ -126,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first scene index (to extend a build)")
     ap.add_argument("--designs", nargs="*", help="restrict to these card designs (e.g. letele)")
     ap.add_argument("--max-megapixels", type=float, default=12.0, help="largest photo size (default 12)")
+    ap.add_argument("--split", choices=["train", "val", "test"],
+                    help="build only this split's scenes of the range (e.g. a test set)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.scenes < 1:
@@ -136,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SceneParams(megapixels=(2.0, args.max_megapixels))
     secs = build(args.scenes, args.seed, args.out, args.workers, args.start, args.designs, params,
-                 progress=not args.no_progress)
-    print(f"built {args.scenes} scenes in {secs:.1f} s ({args.scenes / secs:.2f} scenes/s) into {args.out}",
+                 progress=not args.no_progress, split=args.split)
+    built = sum(1 for i in range(args.start, args.start + args.scenes)
+                if args.split is None or split_of(i) == args.split)
+    print(f"built {built} scenes in {secs:.1f} s ({built / secs:.2f} scenes/s) into {args.out}",
           file=sys.stderr)
     return 0
 
