@@ -677,6 +677,11 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
         h = (index_h[ii] + index_h[jj]) / 2
         slant = np.degrees(np.arctan2(across, down))  # about 37 degrees for a card diagonal
         ok = (across > 0) & (down > 0) & (slant > 24) & (slant < 52)
+        # Playing cards are 0.56-0.75 as wide as tall (perspective adds a little). A
+        # covered card's bottom index peeking out beside the next card, taken with that
+        # card's top index, makes a card one column step too short, so too wide: refused
+        # here, it pairs with its own top index instead.
+        ok &= across / (1 - 2 * geo.corner_x) < 0.85 * down / (1 - 2 * geo.corner_y)
         ok &= (length > 2.0 * h) & (length < 16.0 * h)
         ii, jj, across, down, length = ii[ok], jj[ok], across[ok], down[ok], length[ok]
         best = np.full(n, -1)
@@ -703,16 +708,23 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
 
 
 def _size_field(centres: np.ndarray, where: np.ndarray, heights: np.ndarray) -> np.ndarray:
-    """Card height at each corner: a plane over the photo through the measurements."""
+    """Card height at each corner, from the measurements, following perspective.
+
+    Seen by a pinhole camera, a flat table's inverse depth is a plane over the photo,
+    and a card's size in pixels is proportional to it: so a plane is fitted to the
+    inverse heights (a plane through the heights themselves bends the wrong way at the
+    near edge of a tilted photo).
+    """
     if len(heights) < 6:
         return np.full(len(centres), float(np.median(heights)))
     design = np.c_[np.ones(len(where)), where]
-    coef, *_ = np.linalg.lstsq(design, heights, rcond=None)
-    residual = np.abs(design @ coef / heights - 1)
+    inverse = 1.0 / heights
+    coef, *_ = np.linalg.lstsq(design, inverse, rcond=None)
+    residual = np.abs(heights * (design @ coef) - 1)
     keep = residual < 0.1
     if keep.sum() >= 6:
-        coef, *_ = np.linalg.lstsq(design[keep], heights[keep], rcond=None)
-    field = np.c_[np.ones(len(centres)), centres] @ coef
+        coef, *_ = np.linalg.lstsq(design[keep], inverse[keep], rcond=None)
+    field = 1.0 / np.maximum(np.c_[np.ones(len(centres)), centres] @ coef, 1e-6)
     # a plane fitted to a corner of the photo must not run wild elsewhere
     return np.clip(field, 0.7 * heights.min(), 1.3 * heights.max())
 
@@ -870,7 +882,10 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             central = not meld_like[k] and offset < 0.75
         else:
             central = pile_like[k] and beyond
-        if central:
+        # a red three is laid down the moment it is drawn, never discarded: whatever
+        # its place, it is some team's (its direction, else its side of the table)
+        red_threes = all(cards[i].rank == "3R" for i in stacks[k])
+        if central and not red_threes:
             teams.append(None)
             confs.append(0.5)
         elif facing[k] >= 0:
@@ -879,7 +894,7 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         elif aligned[k] and not oriented[k] and not pile_like[k]:
             teams.append(side)  # whole cards along the table's axis: their side decides
             confs.append(0.9 if offset > 0.5 else 0.5)
-        elif offset > 1.0 and not pile_like[k] and not beyond:
+        elif (offset > 1.0 and not pile_like[k] and not beyond) or red_threes:
             teams.append(side)  # sideways but well inside one team's half
             confs.append(0.5)
         else:
@@ -901,16 +916,32 @@ def _rank_majority(cards: list[CardReading], stack: list[int]) -> tuple[int, int
     return top, sum(counts.values()) - top
 
 
+def _has_sideways_card(cards: list[CardReading], stack: list[int]) -> bool:
+    """Whether a card lies across the others: a wild discarded sideways to freeze the pile.
+
+    A meld's cards lie parallel (a fan turns some 10 degrees a card, its ends at most
+    about 40 degrees from its middle); a card turned 60 or more off the stack's axis is
+    not laid in a meld.
+    """
+    if len(stack) < 2:
+        return False
+    angles = np.array([cards[i].angle for i in stack])
+    axis = _circular_mean(2 * angles) / 2.0
+    off = _angle_diff(angles, axis)
+    return bool((np.minimum(off, 180.0 - off) > 60.0).any())
+
+
 def _is_meld_like(cards: list[CardReading], stack: list[int]) -> bool:
-    """Three or more cards, their naturals (bar a misread or so) of one rank: a meld."""
+    """Three or more parallel cards, their naturals (bar a misread or so) of one rank: a meld."""
     top, others = _rank_majority(cards, stack)
-    return len(stack) >= 3 and top >= 2 and top >= 3 * others
+    return (len(stack) >= 3 and top >= 2 and top >= 3 * others
+            and not _has_sideways_card(cards, stack))
 
 
 def _is_pile_like(cards: list[CardReading], stack: list[int]) -> bool:
-    """Several natural ranks in one heap with none clearly leading: a discard pile."""
+    """Several natural ranks in one heap with none clearly leading, or a card across: a pile."""
     top, others = _rank_majority(cards, stack)
-    return others > 0 and top < 3 * others
+    return (others > 0 and top < 3 * others) or _has_sideways_card(cards, stack)
 
 
 # ---------------------------------------------------------------------------------------

@@ -383,3 +383,59 @@ def test_noisy_angles_do_not_split_or_add_cards():
     assert team_melds(reading, 0) == [["K"] * 5 + ["2"], ["8"] * 4]
     assert team_melds(reading, 1) == [["Q", "Q", "Q", "JK"]]
     assert len(reading.cards) == 6 + 4 + 4
+
+
+def test_peeking_bottom_index_does_not_shrink_the_card_size():
+    # cards pushed sideways in a sloppy column: a covered card's bottom index peeks out
+    # beside the next card, one column step above that card's top index
+    width = 0.714 * CARD_H
+    table = column(["KH", "KS", "KD", "KC", "KH", "KS"], 1000, 1200)
+    for k in (1, 3):
+        table[k]["x"] += 0.15 * width
+    table += column(["8H", "8S", "8D"], 1800, 1200)
+    corners, reading = read(table)
+    assert len(corners) == 6 + 2 + 3 + 1  # the bottom indices of cards 1 and 3 peek out
+    assert team_melds(reading, 0) == [["K"] * 6, ["8"] * 3]
+    assert abs(reading.card_size[1] - CARD_H) < 0.1 * CARD_H
+
+
+def test_card_size_follows_perspective_across_a_tilted_photo():
+    from scanner.reconstruct import _size_field
+
+    # a tilted camera: inverse card size is a plane over the photo (near edge: big cards)
+    def true_height(points):
+        return 1.0 / (1 / 300 + (points[:, 1] - 1500) * 1e-6)
+
+    rng = np.random.default_rng(3)
+    measured_at = rng.uniform([0, 300], [4000, 1800], (10, 2))  # whole cards up the photo
+    near = np.array([[1000.0, 2900.0], [3000.0, 2800.0]])  # columns at the near edge
+    field = _size_field(near, measured_at, true_height(measured_at))
+    np.testing.assert_allclose(field, true_height(near), rtol=0.02)
+
+
+def test_discard_pile_with_a_wild_across_it_is_not_a_meld():
+    # two fives and a discarded two turned sideways, beside team 1's red threes
+    pile = [{"card": "KD", "x": 766, "y": 881, "angle": 356},
+            {"card": "2S", "x": 787, "y": 910, "angle": 89},
+            {"card": "5C", "x": 757, "y": 901, "angle": 355},
+            {"card": "5D", "x": 785, "y": 907, "angle": 350}]
+    table = (column(["QH", "QS", "QD"], 490, 1200, card_h=220, step=0.29)
+             + column(["9C", "9D", "9D", "JK"], 680, 1200, card_h=220, step=0.29)
+             + column(["10D", "10C", "10H", "10H", "10D", "2D"], 600, 560, angle=180,
+                      card_h=220, step=0.29)
+             + [{"card": c, "x": 968 - 40 * k, "y": 594, "angle": 180}
+                for k, c in enumerate(["3D", "3D", "3H"])]
+             + pile)
+    scene = scene_from_placements(table, 2928, 1646, card_h=220)
+    reading = read_table(corners_from_scene(scene), (2928, 1646))
+    assert team_melds(reading, 1) == [["10"] * 5 + ["2"]]
+    assert reading.red_threes == [0, 3]
+    assert any(r["kind"] == "left_out" and "5" in r["message"] for r in reading.review)
+
+
+def test_lone_red_three_is_never_left_out_as_a_pile():
+    # team 1 melded nothing; its one red three lies past the middle of the table
+    table = (column(["KH", "KS", "KD"], 1000, 2300) + column(["QH", "QS", "QD"], 1500, 2300)
+             + [{"card": "3H", "x": 1300, "y": 1800, "angle": 180}])
+    _, reading = read(table)
+    assert reading.red_threes == [0, 1]
