@@ -11,6 +11,10 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
   scores both teams' deal exactly as the true layout does (raw, and with the player's
   count of each flagged squared canasta filled in; also over the readable scenes, where
   every meld card and red three shows an index);
+- readable fraction: the share of scenes (`readable_scene_fraction`) and of plain melds
+  (`readable_meld_fraction`) whose every card shows a readable index. The rest cannot
+  be scored from any corners (clutter over a card's only index), so the readable
+  figures are what the layout step is judged by;
 - time of `read_table` per scene (p50 / p95, warm).
 
 Corner sources: `gt` (perfect corners), `noisy` (box/angle noise, dropped and misread
@@ -192,7 +196,13 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
     n = max(totals["scenes"], 1)
     return {
         "source": source, "scenes": totals["scenes"],
-        "skipped_incomplete": totals["skipped_incomplete"], "melds": melds,
+        "skipped_incomplete": totals["skipped_incomplete"],
+        # the share of scenes (and of plain melds) whose every card shows an index a
+        # detector could read: clutter over a card's only index (a finger, a pen, the
+        # score pad) leaves no corners to score from, whatever the layout step does
+        "readable_scene_fraction": totals["readable_scenes"] / n,
+        "readable_meld_fraction": totals["readable_total"] / max(totals["plain_total"], 1),
+        "melds": melds,
         "meld_exact": exact / max(melds, 1),
         "meld_exact_not_squared": totals["plain_exact"] / max(totals["plain_total"], 1),
         "readable_melds": totals["readable_total"],
