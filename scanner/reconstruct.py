@@ -310,6 +310,9 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # a top-left + bottom-right pair first: a side pair alone can be read two ways
             # (TR+BR of one card or TL+BL of the next), the whole card settles which
             penalty = 0.0 if ti == tj == 0 else (0.03 if ti == tj else 0.06)
+            # a corner of the same rank first: in a pile a card may lie almost exactly
+            # on another, whose bottom index then fits its top index as well as its own
+            penalty += 0.0 if same_rank[i, j] else geo.pair_tolerance / 2
             pairs.append((float(dist[i, j]) + penalty, int(i), int(j), ti, tj))
     pairs.sort()
     group_of = list(range(n))
@@ -601,11 +604,13 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
     Columns, rows and lone cards of a table are also laid nearly parallel to the table's
     axis, so a stack with few cards is drawn towards the axis of all of them (more so
     the noisier the readings). Cards read upside down relative to their stack keep
-    their own reading.
+    their own reading, and so do the cards of a pile (one lies across the others).
     """
     out = angles.copy()
     fits = []
     for stack in stacks:
+        if _has_sideways_card(cards, stack):
+            continue  # a discard pile: its cards lie every which way, each keeps its own
         centres = np.array([cards[i].center for i in stack])
         card_angles = np.array([cards[i].angle for i in stack])
         mean = _circular_mean(card_angles)

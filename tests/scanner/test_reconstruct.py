@@ -439,3 +439,19 @@ def test_lone_red_three_is_never_left_out_as_a_pile():
              + [{"card": "3H", "x": 1300, "y": 1800, "angle": 180}])
     _, reading = read(table)
     assert reading.red_threes == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_card_lying_on_another_in_a_pile_keeps_its_own_bottom_index(seed):
+    # a discard pile: a king lies almost exactly on a jack (only the jack's bottom index
+    # shows) and a discarded two lies across both; whatever order the corners come in
+    pile = [{"card": "2S", "x": 821, "y": 464, "angle": 101},
+            {"card": "JD", "x": 847, "y": 481, "angle": 346},
+            {"card": "KH", "x": 834, "y": 478, "angle": 3}]
+    table = column(["9H", "9S", "9D"], 500, 1000, card_h=174) + pile
+    scene = scene_from_placements(table, 1600, 1200, card_h=174)
+    corners = corners_from_scene(scene, np.random.default_rng(seed), shuffle=True)
+    reading = read_table(corners, (1600, 1200))
+    kings = [c for c in reading.cards if c.rank == "K"]
+    assert len(kings) == 1 and len(kings[0].corner_ids) == 2
+    assert [c.rank for c in reading.cards].count("J") == 1
