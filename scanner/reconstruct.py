@@ -302,6 +302,14 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
         ok = allowed & (dist < limit)
         # A corner whose rank disagrees may still be the same card if it fits tightly.
         ok &= same_rank | ((dist < limit * 0.4) & (ti == tj == 0))
+        if ti == tj == 0:
+            # Two opposite indices of a rank that have no other partner within a looser
+            # fit are one card even so: a strongly tilted photo distorts a whole card
+            # (near the camera, foreshortened) more than the strict tolerance allows.
+            loose = allowed & same_rank & (dist < 1.75 * limit)
+            np.fill_diagonal(loose, False)
+            alone = loose.sum(axis=1) == 1
+            ok |= loose & alone[:, None] & alone[None, :]
         ii, jj = np.nonzero(np.triu(ok, 1) | np.tril(ok, -1) * (ti != tj))
         for i, j in zip(ii, jj, strict=True):
             if ti != tj and same_dir[i, j] and _index_between(int(i), int(j), centres, angles,

@@ -455,3 +455,20 @@ def test_card_lying_on_another_in_a_pile_keeps_its_own_bottom_index(seed):
     kings = [c for c in reading.cards if c.rank == "K"]
     assert len(kings) == 1 and len(kings[0].corner_ids) == 2
     assert [c.rank for c in reading.cards].count("J") == 1
+
+
+def test_whole_card_distorted_beyond_the_strict_fit_is_still_one_card():
+    # near the camera of a strongly tilted photo a card looks bigger than the card size
+    # measured elsewhere: its bottom index lies well past where that size puts it, but
+    # with no other partner within reach the two indices are still one card
+    table = (column(["KH", "KS", "KD"], 1000, 1700) + column(["8H", "8S", "8D"], 1600, 1700)
+             + column(["QH", "QS", "QD"], 2200, 1700)
+             + [{"card": "AH", "x": 2800, "y": 1700, "angle": 0}])
+    corners, _ = read(table)
+    bottom = [i for i, r in enumerate(corners.ranks) if r == "K" and corners.angle[i] == 180]
+    boxes = corners.boxes.copy()
+    boxes[bottom[0]] += [0.3 * 0.714 * CARD_H * 0.96, 0.3 * CARD_H * 0.94] * 2  # 30% bigger
+    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle),
+                         (W, H))
+    assert team_melds(reading, 0)[:3] == [["K", "K", "K"], ["8", "8", "8"], ["Q", "Q", "Q"]]
+    assert len(reading.cards) == 10
