@@ -518,6 +518,13 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
     heights = np.array([b[3] - b[1] for v in boxes.values() for b in v])
     usual = float(np.median(heights))
     boxes = {k: [b for b in v if 0.6 * usual <= b[3] - b[1] <= 1.6 * usual] or v for k, v in boxes.items()}
+    # A box starting well below the design's usual top missed the rank glyph (a Q whose tail
+    # touches the picture frame is part of the frame) and found only the suit pip under it:
+    # drop it; a rank left with none takes the design's usual box.
+    top = float(np.median([b[1] for v in boxes.values() for b in v]))
+    kept = {k: [b for b in v if b[1] - top <= 0.25 * usual] for k, v in boxes.items()}
+    usual_box = tuple(np.median(np.array([b for v in kept.values() for b in v]), axis=0))
+    boxes = {k: v or [usual_box] for k, v in kept.items()}
     index_boxes = {k: tuple(float(v) for v in np.median(np.array(b), axis=0)) for k, b in boxes.items()}
     allb = np.array([b for v in boxes.values() for b in v])
     index_box = (float(np.percentile(allb[:, 0], 10)), float(np.percentile(allb[:, 1], 10)),
