@@ -285,6 +285,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     opposite = np.abs(adiff - 180.0) < geo.angle_tolerance
     same_dir = adiff < geo.angle_tolerance * 0.6
     same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
+    alike = _same_print(corners)
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
@@ -299,14 +300,14 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             continue
         allowed = opposite if ti == tj else (opposite | same_dir)
         limit = geo.pair_tolerance if ti == tj == 0 else geo.side_tolerance
-        ok = allowed & (dist < limit)
+        ok = allowed & (dist < limit) & alike
         # A corner whose rank disagrees may still be the same card if it fits tightly.
         ok &= same_rank | ((dist < limit * 0.4) & (ti == tj == 0))
         if ti == tj == 0:
             # Two opposite indices of a rank that have no other partner within a looser
             # fit are one card even so: a strongly tilted photo distorts a whole card
             # (near the camera, foreshortened) more than the strict tolerance allows.
-            loose = allowed & same_rank & (dist < 1.75 * limit)
+            loose = allowed & same_rank & alike & (dist < 1.75 * limit)
             np.fill_diagonal(loose, False)
             alone = loose.sum(axis=1) == 1
             ok |= loose & alone[:, None] & alone[None, :]
@@ -354,6 +355,20 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     kind[kind < 0] = 0
     groups = sorted(members.values(), key=min)
     return groups, kind
+
+
+def _same_print(corners: Corners) -> np.ndarray:
+    """Whether two index boxes could be two corners of one card: they are one size.
+
+    A card's indices are one printed glyph, turned: their boxes in the photo have the
+    same width and height (a turn by 90 or 180 degrees swaps or keeps them). Decks print
+    indices from 9% to 30% of the card, so a bottom-right index of one deck does not
+    make one card with another deck's top-right index that happens to fit its diagonal.
+    """
+    # the longer side: box noise is a share of the box's height, the larger share of
+    # a narrow side
+    side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
+    return np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.4)
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
@@ -564,13 +579,15 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
     return known
 
 
-def _join_split_cards(cards: list[CardReading], stacks: list[list[int]],
-                      card_h: float) -> tuple[list[CardReading], list[list[int]]]:
+def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h: float,
+                      alike: np.ndarray) -> tuple[list[CardReading], list[list[int]]]:
     """Join a card seen only by its bottom index to the top index of the same card.
 
     In a column only the last card shows its bottom index, beside its own top index;
-    when noisy angles kept the two apart, both predict the same card centre. Returns
-    the cards without the joined ones and the stacks renumbered.
+    when noisy angles kept the two apart, both predict the same card centre. Both
+    indices must be one size (`alike`, by corner): in a row spread to the left, a
+    covered card's bottom-right index and another deck's top-right index may predict
+    one card too. Returns the cards without the joined ones and the stacks renumbered.
     """
     gone: set[int] = set()
     for stack in stacks:
@@ -585,6 +602,8 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]],
             if min(dist) > 0.3 * card_h:
                 continue
             top, bottom = cards[a], cards[b]
+            if not alike[top.corner_ids[0], bottom.corner_ids[0]]:
+                continue
             top.corner_ids = sorted(top.corner_ids + bottom.corner_ids)
             top.center = ((top.center[0] + bottom.center[0]) / 2,
                           (top.center[1] + bottom.center[1]) / 2)
@@ -988,7 +1007,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
-    cards, stacks = _join_split_cards(cards, stacks, typical_h)
+    cards, stacks = _join_split_cards(cards, stacks, typical_h, _same_print(corners))
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
     for k, s in enumerate(stacks):

@@ -472,3 +472,18 @@ def test_whole_card_distorted_beyond_the_strict_fit_is_still_one_card():
                          (W, H))
     assert team_melds(reading, 0)[:3] == [["K", "K", "K"], ["8", "8", "8"], ["Q", "Q", "Q"]]
     assert len(reading.cards) == 10
+
+
+def test_row_spread_left_of_two_decks_is_not_paired_across_decks():
+    # red threes overlapping to the left: the first card (top-left + bottom-right deck)
+    # shows its bottom-right index, the others (a deck printing one small top-right
+    # index) their top-right one; the bottom-right index and a top-right index further
+    # along predict one card, but the two are printed in different sizes
+    width = 0.714 * CARD_H
+    threes = [{"card": card, "x": 1800 - k * 0.3 * width, "y": 1800, "angle": 0}
+              for k, card in enumerate(["3H", "3D", "3D"])]
+    for p in threes[1:]:
+        p.update(index_corners=("tr",), index_box=(0.08, 0.045, 0.22, 0.165))
+    _, reading = read(column(["KH", "KS", "KD", "KC"], 1000, 1700) + threes)
+    assert reading.layout_json()["teams"][0]["red_threes"] == 3
+    assert team_melds(reading, 0) == [["K", "K", "K", "K"]]
