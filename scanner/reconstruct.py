@@ -558,7 +558,10 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
     degrees, so only covered cards (one visible end) show which way a stack faces. The
     stack's direction is their majority; whole cards, and cards seen only by their
     bottom index, are turned to it. A stack of whole cards only (a lone squared-up
-    canasta, a red three) has an axis but no direction: position decides its team.
+    canasta, a red three) has an axis but no direction: position decides its team. So
+    does a stack whose covered cards disagree (three to one or closer): a row spread to
+    the left shows one deck's bottom-right indices and another deck's top-right ones,
+    pointing opposite ways.
     """
     known = []
     for stack in stacks:
@@ -575,7 +578,7 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
             if _angle_diff(cards[i].angle, direction) > 90:
                 cards[i].angle = (cards[i].angle + 180.0) % 360.0
                 cards[i].from_bottom = not cards[i].fully_visible
-        known.append(True)
+        known.append(abs(votes) >= 0.5 * weights.sum())
     return known
 
 

@@ -487,3 +487,19 @@ def test_row_spread_left_of_two_decks_is_not_paired_across_decks():
     _, reading = read(column(["KH", "KS", "KD", "KC"], 1000, 1700) + threes)
     assert reading.layout_json()["teams"][0]["red_threes"] == 3
     assert team_melds(reading, 0) == [["K", "K", "K", "K"]]
+
+
+def test_row_whose_covered_indices_point_both_ways_goes_by_position():
+    # a row spread to the left mixing a top-left + bottom-right deck (covered cards show
+    # bottom-right indices, pointing down) and a deck printing one top-right index
+    # (pointing up): the indices do not say which way the row faces, its side does
+    width = 0.714 * CARD_H
+    row = [{"card": card, "x": 1900 - k * 0.3 * width, "y": 1800, "angle": 0}
+           for k, card in enumerate(["8H", "8D", "8C", "8S", "8D"])]
+    for p in row[1::2]:
+        p.update(index_corners=("tr",), index_box=(0.08, 0.045, 0.22, 0.165))
+    table = (column(["KH", "KS", "KD", "KC"], 1000, 1700)
+             + column(["5H", "5S", "5D"], 1500, 900, angle=180) + row)
+    _, reading = read(table)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("8",) * 5, ("K",) * 4]
+    assert team_melds(reading, 1) == [["5", "5", "5"]]
