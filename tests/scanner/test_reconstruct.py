@@ -256,6 +256,19 @@ def test_card_hidden_in_a_column_gap_is_inferred_and_flagged():
     assert any("hidden card" in r["message"] for r in reading.review)
 
 
+def test_card_hidden_in_a_loosely_laid_column_is_inferred():
+    # a column laid by hand wanders sideways by a few hundredths of a card (and noisy
+    # corners add as much): still a column, its gap still hides a card
+    table = column(["7H", "7S", "7D", "7C", "7H", "7S", "7D"], 1000, 1500)
+    for p, dx in zip(table, [0.1, -0.02, -0.06, 0.04, 0.02, -0.04, 0.0], strict=True):
+        p["x"] += dx * CARD_H
+    scene = scene_from_placements(table + column(["9H", "9S", "9D", "9C"], 1600, 1500), W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0  # a coin on the fifth seven's index
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["7"] * 7
+    assert sum(1 for c in reading.cards if not c.corner_ids) == 1
+
+
 def test_first_card_hidden_is_inferred_from_the_neighbouring_columns():
     table = (column(["KH", "KS", "KD", "KC"], 1000, 1700)
              + column(["9H", "9S", "9D", "9C"], 1500, 1700)
