@@ -1073,7 +1073,9 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
     X overlapping a stack of rank R, read with less than high confidence, is most likely
-    an R read wrong. It is noted for review.
+    an R read wrong. So is a wild card read with low confidence (below 0.6, where a
+    card goes to the review list anyway): a meld holds mostly naturals, and a natural
+    read as a wild makes a natural canasta mixed. It is noted for review.
     """
     for stack in stacks:
         team = cards[stack[0]].team
@@ -1087,9 +1089,9 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
             continue
         for i in stack:
             card = cards[i]
-            if card.is_wild or card.rank == rank or counts[card.rank] > 1:
+            if card.rank == rank or counts[card.rank] > 1:
                 continue
-            if card.rank_confidence > 0.9:
+            if card.rank_confidence > (0.6 if card.is_wild else 0.9):
                 continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank

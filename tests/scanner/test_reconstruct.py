@@ -12,6 +12,7 @@ from datasets.groundtruth import (
     fan,
     scene_from_placements,
 )
+from scanner.classes import CLASS_ID
 from scanner.corners import Corners
 from scanner.reconstruct import read_table
 
@@ -289,6 +290,17 @@ def test_misread_rank_inside_a_column_is_counted_as_the_column():
     reading = read_table(misread, (W, H))
     assert team_melds(reading, 0) == [["Q"] * 5]
     assert any("read as K" in r["message"] for r in reading.review)
+
+
+def test_natural_misread_as_a_wild_unsurely_is_counted_as_the_column():
+    corners, _ = read(column(["QH", "QS", "QD", "2C", "QH"], 1000, 1700))
+    class_ids = corners.class_ids.copy()
+    class_ids[1] = CLASS_ID["JK"]  # the second queen read as a joker, unsurely
+    conf = corners.confidence.copy()
+    conf[1] = 0.45
+    reading = read_table(Corners(corners.boxes, class_ids, conf, corners.angle), (W, H))
+    assert team_melds(reading, 0) == [["Q"] * 4 + ["2"]]  # the surely read two stays
+    assert any("read as JK" in r["message"] for r in reading.review)
 
 
 def test_different_deck_proportions_are_calibrated_from_the_photo():
