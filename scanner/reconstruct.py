@@ -1235,7 +1235,9 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
 
     Melds of one row start level (the first card of each column, a squared canasta, a
     row of cards all sit on one line), so a column whose first visible card is m steps
-    lower than its neighbours' first cards has m cards hidden above it.
+    lower than its neighbours' first cards has m cards hidden above it. Between two
+    neighbours the line runs through both; at the end of a row it is fitted to the
+    row's starts (perspective tilts it), and must agree with the nearest one.
     """
     stack = stacks[k]
     team = cards[stack[0]].team
@@ -1246,7 +1248,7 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
     lateral = float((pts @ right).mean())
     # the nearest stack start on each side; perspective tilts a row's line in the photo,
     # so the reference is read off the line through both where there are two
-    sides: dict[int, tuple[float, float]] = {}
+    found: list[tuple[float, float]] = []  # (lateral, start) of the other stacks
     for j, other in enumerate(stacks):
         if j == k or not other or cards[other[0]].team != team or cards[other[0]].rank == "3R":
             continue  # red threes lie apart, a little off the meld line
@@ -1258,18 +1260,25 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
         gap = o_lateral - lateral
         if abs(gap) > 2.5 * card_h or not -0.5 * card_h < start - o_start < 0.6 * card_h:
             continue
-        side = 1 if gap > 0 else -1
-        if side not in sides or abs(gap) < abs(sides[side][0] - lateral):
-            sides[side] = (o_lateral, o_start)
-    if len(sides) == 2:
-        (x0, s0), (x1, s1) = sides[-1], sides[1]
+        found.append((o_lateral, o_start))
+    found.sort(key=lambda f: abs(f[0] - lateral))
+    left = [f for f in found if f[0] < lateral]
+    right_of = [f for f in found if f[0] > lateral]
+    if left and right_of:
+        (x0, s0), (x1, s1) = left[0], right_of[0]
         reference = s0 + (s1 - s0) * (lateral - x0) / (x1 - x0)
         tolerance = 0.3
-    elif len(sides) == 1:
-        (x0, s0), = sides.values()
-        if abs(x0 - lateral) > 1.6 * card_h:
-            return
-        reference, tolerance = s0, 0.2
+    elif found and abs(found[0][0] - lateral) <= 1.6 * card_h:
+        if len(found) >= 2:
+            # at the end of the row: the row's line, read off the two nearest starts
+            xs, ss = np.array(found).T
+            slope, offset = np.polyfit(xs, ss, 1)
+            reference = offset + slope * lateral
+            tolerance = 0.25
+            if round((start - reference) / step) != round((start - found[0][1]) / step):
+                return  # the line and the nearest start disagree: no clear gap
+        else:
+            reference, tolerance = found[0][1], 0.2
     else:
         return
     m = int(round((start - reference) / step))

@@ -280,6 +280,18 @@ def test_first_card_hidden_is_inferred_from_the_neighbouring_columns():
     assert team_melds(reading, 0) == [["K"] * 4, ["9"] * 4, ["5"] * 3]
 
 
+def test_first_card_hidden_at_the_end_of_a_row_is_inferred_from_the_row_line():
+    # the first column of the row lost its first card; the row's start line slopes a
+    # little (perspective), so the nearest column alone is a third of a step off
+    table = column(["KH", "KS", "KD", "KC"], 1000, 1500)
+    for x, ranks in ((1300, "9"), (1600, "5"), (1900, "J")):
+        table += column([ranks + suit for suit in "HSD"], x, 1500 + 0.05 * (x - 1000))
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][0]["indices"][0]["visible"] = 0.0  # the first king is under a finger
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["K"] * 4
+
+
 def test_misread_rank_inside_a_column_is_counted_as_the_column():
     corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1000, 1700))
     class_ids = corners.class_ids.copy()
