@@ -1153,9 +1153,17 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         if not 0.12 * card_h < step < 0.7 * card_h:
             continue
         direction = -up if kind == "column" else right
-        for g, gap in enumerate(gaps):
-            m = int(round(gap / step))
-            if m < 2 or abs(gap - m * step) > 0.3 * step:
+        # a line with several steps of its own: the spacing near that step that puts all
+        # its cards on one regular lattice (reading noise makes single gaps uneven, the
+        # line as a whole is regular); else each gap against the step
+        lattice = _line_lattice(gaps, 0.85 * step, 1.2 * step) if len(own) >= 2 else None
+        if lattice is not None:
+            step, in_gap = lattice
+        else:
+            in_gap = [int(round(gap / step)) if abs(gap - round(gap / step) * step)
+                      <= 0.3 * step else 1 for gap in gaps]
+        for g, m in enumerate(in_gap):
+            if m < 2:
                 continue
             start = np.array(cards[stack[order[g]]].center)
             # between two wilds the hidden card is most likely a wild too; else a natural
@@ -1166,6 +1174,29 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
         if kind == "column":
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+def _line_lattice(gaps: np.ndarray, shortest: float,
+                  longest: float) -> tuple[float, list[int]] | None:
+    """The step of a line of cards and the whole steps in each gap, if the line is regular.
+
+    Of the spacings (between `shortest` and `longest`) that put the first and the last
+    card on whole steps, the one the cards fit best, each hidden card costing a tenth of
+    a step of fit; None if no spacing with up to three hidden cards puts every card
+    within 0.3 of a step of its place.
+    """
+    positions = np.concatenate([[0.0], np.cumsum(gaps)])
+    best, best_cost = None, np.inf
+    for hidden in range(4):
+        step = positions[-1] / (len(gaps) + hidden)
+        if not shortest < step < longest:
+            continue
+        slots = np.round(positions / step)
+        misfit = float(np.abs(positions - slots * step).max() / step)
+        cost = misfit + 0.1 * hidden
+        if misfit < 0.3 and (np.diff(slots) >= 1).all() and cost < best_cost:
+            best, best_cost = (float(step), np.diff(slots).astype(int).tolist()), cost
+    return best
 
 
 def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_h: float) -> None:

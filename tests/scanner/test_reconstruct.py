@@ -270,6 +270,20 @@ def test_card_hidden_in_a_loosely_laid_column_is_inferred():
     assert sum(1 for c in reading.cards if not c.corner_ids) == 1
 
 
+def test_card_hidden_in_an_unevenly_read_row_is_inferred_from_the_whole_row():
+    # reading noise makes single gaps of a row uneven (one gap here is 2.4 of the usual
+    # small steps); the row as a whole still lies on one spacing with one card missing
+    step = 0.27 * 0.714 * CARD_H
+    offsets = [0.0, -0.125, 0.25, -0.03, 0.0, 0.08, -0.08, 0.0]
+    row = [{"card": "A" + "HSDC"[k % 4], "x": 1000 + (k + dx) * step, "y": 1800, "angle": 0}
+           for k, dx in enumerate(offsets)]
+    scene = scene_from_placements(row + column(["9H", "9S", "9D"], 2200, 1700), W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0  # a coin on the fifth ace's index
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert ["A"] * 8 in team_melds(reading, 0)
+    assert sum(1 for c in reading.cards if not c.corner_ids) == 1
+
+
 def test_first_card_hidden_is_inferred_from_the_neighbouring_columns():
     table = (column(["KH", "KS", "KD", "KC"], 1000, 1700)
              + column(["9H", "9S", "9D", "9C"], 1500, 1700)
