@@ -984,16 +984,24 @@ def _is_pile_like(cards: list[CardReading], stack: list[int]) -> bool:
 
 
 def read_table(corners: Corners, image_size: tuple[int, int],
-               geometry: CardGeometry | None = None) -> TableReading:
+               geometry: CardGeometry | None = None,
+               min_confidence: float = 0.0) -> TableReading:
     """Read physical cards, melds per team, red threes and a review list from corners.
 
-    `image_size` is (width, height) of the photo the corners are in.
+    `image_size` is (width, height) of the photo the corners are in. Corners below
+    `min_confidence` are not used (they belong to no card): every corner counts as a card
+    here, so the layout can want a stricter gate than the detector's own.
     """
     geo = geometry or CardGeometry()
-    if len(corners) == 0:
+    used = np.flatnonzero(corners.confidence >= min_confidence)
+    if len(used) == 0:
         return TableReading([], [], [0, 0], [], (0.0, 0.0))
-    keep, twins = _duplicates(corners)
-    corners = corners.select(keep)
+    corners = corners.select(used)
+    keep_local, twins_local = _duplicates(corners)
+    keep = used[keep_local]  # the caller's corner numbers
+    # duplicates dropped beside each kept corner, all in the caller's numbers
+    twins = {int(keep[p]): [int(used[j]) for j in js] for p, js in twins_local.items()}
+    corners = corners.select(keep_local)
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
     card_h, geo, _how = _calibrate(corners, angles, index_h, geo)

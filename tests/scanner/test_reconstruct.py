@@ -554,3 +554,41 @@ def test_row_whose_covered_indices_point_both_ways_goes_by_position():
     _, reading = read(table)
     assert sorted(map(tuple, team_melds(reading, 0))) == [("8",) * 5, ("K",) * 4]
     assert team_melds(reading, 1) == [["5", "5", "5"]]
+
+
+def _with_extra(corners: Corners, boxes, ranks, confidence, angles) -> Corners:
+    return Corners(np.concatenate([corners.boxes, np.asarray(boxes, np.float32)]),
+                   np.concatenate([corners.class_ids, [CLASS_ID.get(r, r) for r in ranks]]),
+                   np.concatenate([corners.confidence, confidence]),
+                   np.concatenate([corners.angle, angles]))
+
+
+def test_a_duplicate_corner_joins_the_card_of_the_index_it_repeats():
+    table = column(["KH", "KS", "KD"], 1000, 1900) + column(["8H", "8S", "8D"], 2500, 1900)
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    # The detector reports the first corner a second time, a little off and surer: the
+    # first one is dropped as the duplicate, and every later corner's position shifts.
+    twin = corners.boxes[0] + 2.0
+    conf = corners.confidence.copy()
+    conf[0] = 0.5
+    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    corners = _with_extra(corners, [twin], [corners.class_ids[0]], [1.0], [corners.angle[0]])
+    reading = read_table(corners, (W, H))
+    owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
+    assert len(owner) == 1 and 0 in owner[0].corner_ids
+    assert len(reading.cards) == 6
+    assert sorted(i for c in reading.cards for i in c.corner_ids) == list(range(len(corners)))
+
+
+def test_corners_below_the_layout_gate_make_no_card():
+    table = column(["KH", "KS", "KD"], 1000, 1900)
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    # A false corner far from the meld, read as a queen with low confidence.
+    corners = _with_extra(corners, [[3000, 500, 3060, 600]], ["Q"], [0.35], [0.0])
+    assert "Q" in [c.rank for c in read_table(corners, (W, H)).cards]
+    gated = read_table(corners, (W, H), min_confidence=0.4)
+    assert [c.rank for c in gated.cards] == ["K", "K", "K"]
+    assert all(len(corners) - 1 not in c.corner_ids for c in gated.cards)
+    assert team_melds(gated, 0) == [["K", "K", "K"]]
