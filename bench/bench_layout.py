@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable
-from scanner.reconstruct import TableReading, read_table
+from scanner.reconstruct import LAYOUT_MIN_CONFIDENCE, TableReading, read_table
 
 NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
 
@@ -152,7 +152,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
-        verbose: bool) -> dict:
+        verbose: bool, layout_gate: float = 0.0) -> dict:
     rng = np.random.default_rng(seed)
     detector = None
     if source == "detector":
@@ -169,9 +169,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             continue
         corners = corners_for(source, scene, photo, rng, detector)
         size = (scene["image"]["width"], scene["image"]["height"])
-        read_table(corners, size)  # warm (first-call costs are not the layout step's)
+        read_table(corners, size, min_confidence=layout_gate)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
-        reading = read_table(corners, size)
+        reading = read_table(corners, size, min_confidence=layout_gate)
         times.append((time.perf_counter() - start) * 1000)
         cpu_times.append((time.thread_time() - cpu) * 1000)
         counts = compare_melds(scene, reading)
@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", nargs="+", default=["gt", "noisy"],
                         choices=["gt", "noisy", "detector"])
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--layout-gate", type=float, default=None,
+                        help="read_table(min_confidence=): corners below it are not used "
+                             "(default: scan's LAYOUT_MIN_CONFIDENCE for detector corners, else 0)")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -243,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
           f"machine: {platform.machine()} {os.cpu_count()} cores, load {load:.1f}, "
           f"python {platform.python_version()}")
     for source in args.source:
-        result = run(source, scenes, args.seed, args.verbose)
+        gate = args.layout_gate
+        if gate is None:
+            gate = LAYOUT_MIN_CONFIDENCE if source == "detector" else 0.0
+        result = run(source, scenes, args.seed, args.verbose, gate)
         print(json.dumps(result))
     return 0
 

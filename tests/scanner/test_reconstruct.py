@@ -592,3 +592,5 @@ def test_corners_below_the_layout_gate_make_no_card():
     assert [c.rank for c in gated.cards] == ["K", "K", "K"]
     assert all(len(corners) - 1 not in c.corner_ids for c in gated.cards)
     assert team_melds(gated, 0) == [["K", "K", "K"]]
+    unsure = [r for r in gated.review if r["kind"] == "unsure_corners"]
+    assert len(unsure) == 1 and unsure[0]["corners"] == [len(corners) - 1]
