@@ -52,6 +52,46 @@ def _calibration_batches(images: list[Path], size: int, batch: int = 8):
             yield torch.from_numpy(np.stack(arrays))
 
 
+def _calibrate_batchnorms(model, pairs, batches) -> None:
+    """Give each (conv, bn) pair's BatchNorm the statistics of its convolution's output.
+
+    Each BatchNorm holds the folded bias with identity statistics on entry (so the model
+    computes the exported function); `batches()` yields input batches. Afterwards the
+    BatchNorm has running mean m and variance v of the convolution's output, weight
+    sqrt(v + eps) and bias m + folded bias: the same function in eval mode, and close to
+    it in train mode, where batch statistics stand in for m and v.
+    """
+    import torch
+
+    sums: dict[int, list] = {}
+    hooks = []
+    for k, (conv, _bn) in enumerate(pairs):
+        def hook(_mod, _inp, out, k=k):
+            o = out.detach().double()
+            s = sums.setdefault(k, [0.0, 0.0, 0])
+            s[0] = s[0] + o.sum(dim=(0, 2, 3))
+            s[1] = s[1] + (o * o).sum(dim=(0, 2, 3))
+            s[2] += o.numel() // o.shape[1]
+        hooks.append(conv.register_forward_hook(hook))
+    model.eval()
+    with torch.no_grad():
+        for x in batches():
+            model(x)
+        for h in hooks:
+            h.remove()
+        for k, (_conv, bn) in enumerate(pairs):
+            if k not in sums:
+                continue
+            total, total_sq, count = sums[k]
+            mean = total / count
+            var = (total_sq / count - mean * mean).clamp(min=1e-6)
+            bias = bn.bias.detach().double().clone()
+            bn.running_mean.copy_(mean.float())
+            bn.running_var.copy_(var.float())
+            bn.weight.copy_(torch.sqrt(var + bn.eps).float())
+            bn.bias.copy_((mean + bias).float())
+
+
 def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 320,
             nc: int = 1):
     """Return an ultralytics DetectionModel carrying the ONNX model's weights (see module doc)."""
@@ -97,36 +137,8 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
         raise ValueError(f"weights of {onnx_path} not placed: {sorted(unused)[:5]} ...")
     del exported_head, head
 
-    # Calibrate each BatchNorm to the statistics of its folded convolution's output.
-    sums: dict[str, list] = {}
-    hooks = []
-    for name, module in convs.items():
-        def hook(_mod, _inp, out, name=name):
-            o = out.detach().double()
-            s = sums.setdefault(name, [0.0, 0.0, 0])
-            s[0] = s[0] + o.sum(dim=(0, 2, 3))
-            s[1] = s[1] + (o * o).sum(dim=(0, 2, 3))
-            s[2] += o.numel() // o.shape[1]
-        hooks.append(module.conv.register_forward_hook(hook))
-    model.eval()
-    with torch.no_grad():
-        for x in _calibration_batches(calib_images, imgsz):
-            model(x)
-    for h in hooks:
-        h.remove()
-    with torch.no_grad():
-        for name, module in convs.items():
-            if name not in sums:
-                continue
-            total, total_sq, count = sums[name]
-            mean = total / count
-            var = (total_sq / count - mean * mean).clamp(min=1e-6)
-            bn = module.bn
-            bias = bn.bias.detach().double().clone()
-            bn.running_mean.copy_(mean.float())
-            bn.running_var.copy_(var.float())
-            bn.weight.copy_(torch.sqrt(var + bn.eps).float())
-            bn.bias.copy_((mean + bias).float())
+    pairs = [(module.conv, module.bn) for module in convs.values()]
+    _calibrate_batchnorms(model, pairs, lambda: _calibration_batches(calib_images, imgsz))
     return model
 
 
@@ -150,8 +162,6 @@ def recover_sequential(model, onnx_path: Path, calib) -> None:
         if isinstance(m, nn.Conv2d):
             bn = modules[i + 1][1] if i + 1 < len(modules) else None
             pairs.append((m, bn if isinstance(bn, nn.BatchNorm2d) else None))
-    sums: dict[int, list] = {}
-    hooks = []
     with torch.no_grad():
         for k, (conv, bn) in enumerate(pairs):
             w, b = torch.from_numpy(folded[2 * k].copy()), torch.from_numpy(folded[2 * k + 1].copy())
@@ -166,27 +176,7 @@ def recover_sequential(model, onnx_path: Path, calib) -> None:
         for name, param in model.named_parameters():
             if name in named:
                 param.copy_(torch.from_numpy(named[name].copy()))
-        for k, (conv, _bn) in enumerate(pairs):
-            def hook(_mod, _inp, out, k=k):
-                o = out.detach().double()
-                s = sums.setdefault(k, [0.0, 0.0, 0])
-                s[0] = s[0] + o.sum(dim=(0, 2, 3))
-                s[1] = s[1] + (o * o).sum(dim=(0, 2, 3))
-                s[2] += o.numel() // o.shape[1]
-            hooks.append(conv.register_forward_hook(hook))
-        model.eval()
-        model(calib)
-        for h in hooks:
-            h.remove()
-        for k, (_conv, bn) in enumerate(pairs):
-            total, total_sq, count = sums[k]
-            mean = total / count
-            var = (total_sq / count - mean * mean).clamp(min=1e-6)
-            bias = bn.bias.detach().double().clone()
-            bn.running_mean.copy_(mean.float())
-            bn.running_var.copy_(var.float())
-            bn.weight.copy_(torch.sqrt(var + bn.eps).float())
-            bn.bias.copy_((mean + bias).float())
+    _calibrate_batchnorms(model, pairs, lambda: [calib])
 
 
 def save_checkpoint(model, out: Path) -> Path:
