@@ -102,8 +102,6 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
 
     weights = _onnx_weights(onnx_path)
     model = DetectionModel(yaml, nc=nc, verbose=False)
-    head = model.model[-1]
-    exported_head = {k for k in weights if ".cv2." in k or ".cv3." in k}
     used: set[str] = set()
     convs: dict[str, nn.Module] = {}  # bn owner name -> Conv module, for calibration
 
@@ -135,7 +133,6 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
     unused = {k for k in weights if k.endswith((".weight", ".bias"))} - used
     if unused:
         raise ValueError(f"weights of {onnx_path} not placed: {sorted(unused)[:5]} ...")
-    del exported_head, head
 
     pairs = [(module.conv, module.bn) for module in convs.values()]
     _calibrate_batchnorms(model, pairs, lambda: _calibration_batches(calib_images, imgsz))
