@@ -273,8 +273,11 @@ def _card_centres(anchors: tuple[np.ndarray, np.ndarray], angles: np.ndarray,
 
 
 def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
-                  geo: CardGeometry) -> tuple[list[list[int]], np.ndarray]:
-    """Group corners into physical cards; returns groups and each corner's type (0 left, 1 right)."""
+                  geo: CardGeometry, alike: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """Group corners into physical cards; returns groups and each corner's type (0 left, 1 right).
+
+    `alike` (n, n): which corners are printed one size (`_same_print`).
+    """
     n = len(corners)
     centres = corners.centers.astype(float)
     anchors = _index_anchors(corners, angles)
@@ -285,7 +288,6 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     opposite = np.abs(adiff - 180.0) < geo.angle_tolerance
     same_dir = adiff < geo.angle_tolerance * 0.6
     same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
-    alike = _same_print(corners)
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
@@ -1015,10 +1017,11 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     index_h = _index_heights(corners, angles)
     card_h, geo, _how = _calibrate(corners, angles, index_h, geo)
     typical_h = float(np.median(card_h))
+    alike = _same_print(corners)
     # Two passes: the cards and stacks of the first give each corner a steadier angle
     # (its neighbours' in the stack), and the second pairs and places cards with it.
     for _ in range(2):
-        groups, kind = _pair_corners(corners, angles, card_h, geo)
+        groups, kind = _pair_corners(corners, angles, card_h, geo, alike)
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
         _choose_index_sides(cards, typical_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
@@ -1027,7 +1030,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
-    cards, stacks = _join_split_cards(cards, stacks, typical_h, _same_print(corners))
+    cards, stacks = _join_split_cards(cards, stacks, typical_h, alike)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
     for k, s in enumerate(stacks):
