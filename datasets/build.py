@@ -37,6 +37,11 @@ def split_of(index: int) -> str:
     return "val" if r == 8 else "test" if r == 9 else "train"
 
 
+def scene_indices(start: int, scenes: int, split: str | None = None) -> list[int]:
+    """Indices of scenes [start, start+scenes), only those of `split` if one is given."""
+    return [i for i in range(start, start + scenes) if split is None or split_of(i) == split]
+
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -103,8 +108,7 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
         {"seed": seed, "scenes": start + scenes, "split": split, "designs": sorted(manifest),
          "test_designs": sorted(n for n, m in manifest.items() if m["split"] == "test"),
          "manifest": manifest}, indent=1))
-    tasks = [(seed, i, str(out)) for i in range(start, start + scenes)
-             if split is None or split_of(i) == split]
+    tasks = [(seed, i, str(out)) for i in scene_indices(start, scenes, split)]
     t0 = time.time()
     bar = tqdm(total=len(tasks), unit="scene", disable=not progress, smoothing=0.1)
     if workers <= 1:
@@ -145,8 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     params = SceneParams(megapixels=(2.0, args.max_megapixels))
     secs = build(args.scenes, args.seed, args.out, args.workers, args.start, args.designs, params,
                  progress=not args.no_progress, split=args.split)
-    built = sum(1 for i in range(args.start, args.start + args.scenes)
-                if args.split is None or split_of(i) == args.split)
+    built = len(scene_indices(args.start, args.scenes, args.split))
     print(f"built {built} scenes in {secs:.1f} s ({built / secs:.2f} scenes/s) into {args.out}",
           file=sys.stderr)
     return 0
