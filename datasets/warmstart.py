@@ -139,8 +139,11 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
     return model
 
 
-def recover_sequential(model, onnx_path: Path, calib) -> None:
+def recover_sequential(model, onnx_path: Path, calib) -> float:
     """Load an exported plain-PyTorch net (the index reader) back into `model`, in place.
+
+    Returns the largest difference of the first output (the reader's rank logits) from
+    the ONNX model's on up to 256 of the calibration inputs.
 
     The export folded each BatchNorm into the convolution before it and named the folded
     tensors by number, so convolutions are matched in order (shapes checked), named layers
@@ -174,6 +177,14 @@ def recover_sequential(model, onnx_path: Path, calib) -> None:
             if name in named:
                 param.copy_(torch.from_numpy(named[name].copy()))
     _calibrate_batchnorms(model, pairs, lambda: [calib])
+    import onnxruntime as ort
+
+    check = calib[:256]
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    theirs = session.run(None, {session.get_inputs()[0].name: check.numpy()})[0]
+    with torch.no_grad():
+        ours = model(check)[0].numpy()
+    return float(np.abs(ours - theirs).max())
 
 
 def save_checkpoint(model, out: Path) -> Path:
