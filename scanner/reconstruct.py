@@ -1003,10 +1003,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     here, so the layout can want a stricter gate than the detector's own.
     """
     geo = geometry or CardGeometry()
-    all_confidence = corners.confidence
-    used = np.flatnonzero(all_confidence >= min_confidence)
+    used = np.flatnonzero(corners.confidence >= min_confidence)
+    unsure = _unsure_corners(corners, min_confidence)
     if len(used) == 0:
-        return TableReading([], [], [0, 0], [], (0.0, 0.0))
+        return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
     corners = corners.select(used)
     keep_local, twins_local = _duplicates(corners)
     keep = used[keep_local]  # the caller's corner numbers
@@ -1055,14 +1055,20 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         for note in card.notes:
             review.append(_item("card_note", card.confidence, f"card {idx}: {note}",
                                 cards=[idx], team=card.team))
-    unused = np.flatnonzero(all_confidence < min_confidence)
-    if len(unused):
-        review.append(_item("unsure_corners", 0.8, f"{len(unused)} corner(s) read with confidence "
-                            f"under {min_confidence:.2f} not used as cards (a false detection, "
-                            f"or a card to add by hand)", corners=[int(i) for i in unused]))
+    review += unsure
     review.sort(key=lambda r: (r["priority"], r["kind"]))
     return TableReading(cards, melds, red_threes, review,
                         (typical_h * geo.aspect, typical_h))
+
+
+def _unsure_corners(corners: Corners, min_confidence: float) -> list[dict]:
+    """The review entry for corners below the layout's gate (none if there are none)."""
+    unused = np.flatnonzero(corners.confidence < min_confidence)
+    if not len(unused):
+        return []
+    return [_item("unsure_corners", 0.8, f"{len(unused)} corner(s) read with confidence under "
+                  f"{min_confidence:.2f} not used as cards (a false detection, or a card to "
+                  f"add by hand)", corners=[int(i) for i in unused])]
 
 
 def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:

@@ -594,3 +594,11 @@ def test_corners_below_the_layout_gate_make_no_card():
     assert team_melds(gated, 0) == [["K", "K", "K"]]
     unsure = [r for r in gated.review if r["kind"] == "unsure_corners"]
     assert len(unsure) == 1 and unsure[0]["corners"] == [len(corners) - 1]
+
+
+def test_a_photo_with_only_unsure_corners_lists_them_for_review():
+    corners = Corners([[3000, 500, 3060, 600], [1000, 900, 1060, 1000]], [CLASS_ID["Q"]] * 2,
+                      [0.35, 0.2], [0.0, 0.0])
+    reading = read_table(corners, (W, H), min_confidence=0.4)
+    assert reading.cards == [] and reading.melds == []
+    assert [(r["kind"], r["corners"]) for r in reading.review] == [("unsure_corners", [0, 1])]
