@@ -28,6 +28,7 @@ images and a model in `models/`).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -40,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable
+from scanner.corners import Corners
 from scanner.reconstruct import LAYOUT_MIN_CONFIDENCE, TableReading, read_table
 
 NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
@@ -137,8 +139,21 @@ def deal_scores(layout: dict) -> tuple[int, ...] | None:
     return tuple(t["deal_score"] for t in result["teams"])
 
 
+def _model_key(model_dir: Path) -> str:
+    """Hash of the model files and settings: cached corners belong to one model."""
+    digest = hashlib.sha256()
+    for f in sorted(model_dir.glob("*.onnx")) + sorted(model_dir.glob("*.json")):
+        digest.update(f.name.encode() + f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _load_cached(path: Path) -> Corners:
+    with np.load(path) as z:
+        return Corners(z["boxes"], z["class_ids"], z["confidence"], z["angle"], z["rank_confidence"])
+
+
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
-                detector=None):
+                detector=None, cache: Path | None = None):
     if source == "gt":
         return corners_from_scene(scene, rng, shuffle=True)
     if source == "noisy":
@@ -146,20 +161,33 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     if source == "detector":
         from scanner.detector import detect_corners
 
+        cached = None
+        if cache is not None:
+            cached = cache / f"{photo.parent.name}-{photo.stem}.npz"
+            if cached.is_file():
+                return _load_cached(cached)
         corners, _ = detect_corners(photo, detector)
+        if cached is not None:
+            np.savez(cached, boxes=corners.boxes, class_ids=corners.class_ids,
+                     confidence=corners.confidence, angle=corners.angle,
+                     rank_confidence=corners.rank_confidence)
         return corners
     raise ValueError(f"unknown source {source!r}")
 
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
-        verbose: bool, layout_gate: float = 0.0) -> dict:
+        verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None) -> dict:
     rng = np.random.default_rng(seed)
     detector = None
+    cache = None
     if source == "detector":
-        from scanner.detector import default_detector
+        from scanner.detector import MODELS_DIR, default_detector
 
         detector = default_detector()
         scenes = [s for s in scenes if s[1] is not None]
+        if cache_root is not None:
+            cache = cache_root / _model_key(MODELS_DIR)
+            cache.mkdir(parents=True, exist_ok=True)
     totals: Counter = Counter()
     times, cpu_times = [], []
     for scene, photo in scenes:
@@ -167,7 +195,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             # a close shot of part of the table: its layout cannot match the whole deal
             totals["skipped_incomplete"] += 1
             continue
-        corners = corners_for(source, scene, photo, rng, detector)
+        corners = corners_for(source, scene, photo, rng, detector, cache)
         size = (scene["image"]["width"], scene["image"]["height"])
         read_table(corners, size, min_confidence=layout_gate)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
@@ -239,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layout-gate", type=float, default=None,
                         help="read_table(min_confidence=): corners below it are not used "
                              "(default: scan's LAYOUT_MIN_CONFIDENCE for detector corners, else 0)")
+    parser.add_argument("--corners-cache", type=Path,
+                        help="keep the detector's corners per photo under DIR/<model hash>/ and "
+                             "reuse them (layout experiments without re-running the model)")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -249,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         gate = args.layout_gate
         if gate is None:
             gate = LAYOUT_MIN_CONFIDENCE if source == "detector" else 0.0
-        result = run(source, scenes, args.seed, args.verbose, gate)
+        result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache)
         print(json.dumps(result))
     return 0
 
