@@ -231,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
                          "*.pt, or an exported detector.onnx (see datasets/warmstart.py)")
     ap.add_argument("--degrees", type=float, default=45.0,
                     help="random tile rotation, +-degrees (real cards lie at any angle)")
+    ap.add_argument("--extra-train", type=Path, nargs="*", default=[],
+                    help="more folders of train images with YOLO labels beside them "
+                         "(e.g. build/real-tiles/train/images from datasets.real_tiles)")
     ap.add_argument("--lr", type=float, default=0.0,
                     help="initial learning rate (0 = ultralytics' optimizer=auto choice)")
     args = ap.parse_args(argv)
@@ -261,6 +264,13 @@ def main(argv: list[str] | None = None) -> int:
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs)
+        if args.extra_train:  # more train images (e.g. datasets.real_tiles), same val
+            mixed = args.tiles / f"data-{args.name}.yaml"
+            train_dirs = [str((args.tiles / "train" / "images").resolve())]
+            train_dirs += [str(d.resolve()) for d in args.extra_train]
+            mixed.write_text(f"path: {args.tiles.resolve()}\ntrain: {json.dumps(train_dirs)}\n"
+                             f"val: val/images\nnames:\n  0: index\n")
+            yaml = mixed
         if args.init:  # continue from earlier weights (a checkpoint, or the shipped ONNX)
             init = args.init
             if init.suffix == ".onnx":
