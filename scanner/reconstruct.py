@@ -1071,19 +1071,39 @@ def _unsure_corners(corners: Corners, min_confidence: float) -> list[dict]:
                   f"add by hand)", corners=[int(i) for i in unused])]
 
 
+DUPLICATE_IOU = 0.3
+
+
+def _box_iou(boxes: np.ndarray) -> np.ndarray:
+    """Intersection over union of every pair of (x1, y1, x2, y2) boxes, (n, n)."""
+    lo = np.maximum(boxes[:, None, :2], boxes[None, :, :2])
+    hi = np.minimum(boxes[:, None, 2:], boxes[None, :, 2:])
+    inter = np.prod(np.clip(hi - lo, 0.0, None), axis=-1)
+    area = np.prod(boxes[:, 2:] - boxes[:, :2], axis=-1)
+    return inter / np.maximum(area[:, None] + area[None, :] - inter, 1e-9)
+
+
 def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     """Corners to keep, and for each kept one the duplicates of it that were dropped.
 
     A detector can report one printed index twice (overlapping tiles or scales); two
-    corners on one spot facing one way are one index, read by the surer of the two.
+    corners on one spot facing one way are one index, read by the surer of the two. So
+    are two boxes of one rank overlapping by more than 0.3 (intersection over union)
+    whose angles agree within 60 degrees, one of them read unsurely (under 0.7): the
+    detector's second box on an index is often shifted by a third of the box, its
+    angle read apart, and it is the unsure one, while the indices of two cards of a
+    column rarely overlap that much (two decks' indices in one column can).
     """
     n = len(corners)
     centres = corners.centers
     size = np.minimum(corners.heights, corners.boxes[:, 2] - corners.boxes[:, 0])
     d = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
-    same_spot = d < 0.35 * np.minimum(size[:, None], size[None, :])
     angles = np.nan_to_num(corners.angle.astype(float))
-    same_spot &= _angle_diff(angles[:, None], angles[None, :]) < 30
+    turn = _angle_diff(angles[:, None], angles[None, :])
+    same_spot = (d < 0.35 * np.minimum(size[:, None], size[None, :])) & (turn < 30)
+    same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
+    unsure = np.minimum(corners.confidence[:, None], corners.confidence[None, :]) < 0.7
+    same_spot |= same_rank & unsure & (_box_iou(corners.boxes) > DUPLICATE_IOU) & (turn < 60)
     np.fill_diagonal(same_spot, False)
     twins: dict[int, list[int]] = {}
     dropped = np.zeros(n, bool)

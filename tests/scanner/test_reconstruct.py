@@ -602,3 +602,21 @@ def test_a_photo_with_only_unsure_corners_lists_them_for_review():
     reading = read_table(corners, (W, H), min_confidence=0.4)
     assert reading.cards == [] and reading.melds == []
     assert [(r["kind"], r["corners"]) for r in reading.review] == [("unsure_corners", [0, 1])]
+
+
+def test_an_unsure_second_box_shifted_on_an_index_is_not_another_card():
+    table = column(["KH", "KS", "KD"], 1000, 1900) + column(["8H", "8S", "8D"], 2500, 1900)
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    # The detector's second box on the first index: shifted by a third of the box
+    # (further than one spot), angle read 20 degrees apart, less sure.
+    box = corners.boxes[0]
+    shift = (box[2:] - box[:2]) * [0.25, 0.3]
+    twin = np.concatenate([box[:2] + shift, box[2:] + shift])
+    corners = _with_extra(corners, [twin], [corners.class_ids[0]], [0.45],
+                          [corners.angle[0] + 20.0])
+    reading = read_table(corners, (W, H))
+    assert len(reading.cards) == 6
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("8",) * 3, ("K",) * 3]
+    owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
+    assert len(owner) == 1 and 0 in owner[0].corner_ids
