@@ -42,7 +42,12 @@ import numpy as np
 
 from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable
 from scanner.corners import Corners
-from scanner.reconstruct import LAYOUT_MIN_CONFIDENCE, TableReading, read_table
+from scanner.reconstruct import (
+    LAYOUT_MIN_CONFIDENCE,
+    LAYOUT_SUPPORTED_CONFIDENCE,
+    TableReading,
+    read_table,
+)
 
 NOISY = {"noise": 0.05, "angle_noise": 5.0, "dropout": 0.02, "misread": 0.01}
 
@@ -176,7 +181,8 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
-        verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None) -> dict:
+        verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
+        supported_gate: float | None = None) -> dict:
     rng = np.random.default_rng(seed)
     detector = None
     cache = None
@@ -197,9 +203,10 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             continue
         corners = corners_for(source, scene, photo, rng, detector, cache)
         size = (scene["image"]["width"], scene["image"]["height"])
-        read_table(corners, size, min_confidence=layout_gate)  # warm (first-call costs are not the layout step's)
+        gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate}
+        read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
-        reading = read_table(corners, size, min_confidence=layout_gate)
+        reading = read_table(corners, size, **gates)
         times.append((time.perf_counter() - start) * 1000)
         cpu_times.append((time.thread_time() - cpu) * 1000)
         counts = compare_melds(scene, reading)
@@ -267,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layout-gate", type=float, default=None,
                         help="read_table(min_confidence=): corners below it are not used "
                              "(default: scan's LAYOUT_MIN_CONFIDENCE for detector corners, else 0)")
+    parser.add_argument("--supported-gate", type=float, default=None,
+                        help="read_table(supported_confidence=): corners from it up to the "
+                             "layout gate are used where a line of surer cards supports them "
+                             "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
+                             "corners; a value at or over the layout gate turns it off)")
     parser.add_argument("--corners-cache", type=Path,
                         help="keep the detector's corners per photo under DIR/<model hash>/ and "
                              "reuse them (layout experiments without re-running the model)")
@@ -280,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
         gate = args.layout_gate
         if gate is None:
             gate = LAYOUT_MIN_CONFIDENCE if source == "detector" else 0.0
-        result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache)
+        supported = args.supported_gate
+        if supported is None and source == "detector":
+            supported = LAYOUT_SUPPORTED_CONFIDENCE
+        result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
+                     supported)
         print(json.dumps(result))
     return 0
 

@@ -989,24 +989,63 @@ def _is_pile_like(cards: list[CardReading], stack: list[int]) -> bool:
 # in the detector's own metric: photo corners under this confidence are left to the player
 # (on 30 val scenes with the v2 models, meld exact 49.5% using all corners the detector
 # reports at its 0.3 gate, 58.2% at 0.4, 50.0% at 0.5; on the test scenes it mostly cuts
-# the layouts that break a rule, 52 -> 35 of 92; docs/LAYOUT.md).
+# the layouts that break a rule, 52 -> 35 of 92; docs/LAYOUT.md) ...
 LAYOUT_MIN_CONFIDENCE = 0.4
+# ... unless a line of surer cards has an empty place for them (`_supported_corners`): two
+# thirds of the detector's corners from 0.3 to 0.4 are real indices, most of the rest a
+# second box on an index or a false one off the line.
+LAYOUT_SUPPORTED_CONFIDENCE = 0.3
 
 
 def read_table(corners: Corners, image_size: tuple[int, int],
-               geometry: CardGeometry | None = None,
-               min_confidence: float = 0.0) -> TableReading:
+               geometry: CardGeometry | None = None, min_confidence: float = 0.0,
+               supported_confidence: float | None = None) -> TableReading:
     """Read physical cards, melds per team, red threes and a review list from corners.
 
     `image_size` is (width, height) of the photo the corners are in. Corners below
     `min_confidence` are not used (they belong to no card): every corner counts as a card
-    here, so the layout can want a stricter gate than the detector's own.
+    here, so the layout can want a stricter gate than the detector's own. Corners from
+    `supported_confidence` up to `min_confidence` are used where they fill an empty
+    place on a column or row of surer cards of their rank (or a wild).
     """
     geo = geometry or CardGeometry()
-    used = np.flatnonzero(corners.confidence >= min_confidence)
-    unsure = _unsure_corners(corners, min_confidence)
-    if len(used) == 0:
+    used = corners.confidence >= min_confidence
+    floor = min_confidence if supported_confidence is None else supported_confidence
+    candidates = (corners.confidence >= floor) & ~used
+    if candidates.any() and used.any():
+        trial = _read_cards(corners, np.flatnonzero(used | candidates), image_size, geo)
+        used[_supported_corners(trial[0], trial[1], used, trial[2])] = True
+    unsure = _unsure_corners(np.flatnonzero(~used), min_confidence)
+    if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
+    cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
+                                                            image_size, geo)
+    _infer_hidden_cards(cards, stacks, typical_h)
+    review: list[dict] = []
+    melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
+    _check_pack(cards, review)
+    for idx, card in enumerate(cards):
+        if card.confidence < geo.low_confidence and card.corner_ids:
+            review.append(_item("low_confidence_card", card.confidence,
+                                f"card {idx} ({card.rank}) read with confidence "
+                                f"{card.confidence:.2f}", cards=[idx], team=card.team))
+        for note in card.notes:
+            review.append(_item("card_note", card.confidence, f"card {idx}: {note}",
+                                cards=[idx], team=card.team))
+    review += unsure
+    review.sort(key=lambda r: (r["priority"], r["kind"]))
+    return TableReading(cards, melds, red_threes, review,
+                        (typical_h * geo.aspect, typical_h))
+
+
+def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
+                geo: CardGeometry
+                ) -> tuple[list[CardReading], list[list[int]], float, CardGeometry,
+                           list[int | None]]:
+    """Cards (corner ids in the caller's numbers), stacks, card height, geometry, stack teams.
+
+    Only the corners numbered in `used` take part; misreads inside a column are fixed.
+    """
     corners = corners.select(used)
     keep_local, twins_local = _duplicates(corners)
     keep = used[keep_local]  # the caller's corner numbers
@@ -1043,27 +1082,61 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         ids = [int(keep[i]) for i in card.corner_ids]
         card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
     _fix_misreads(cards, stacks)
-    _infer_hidden_cards(cards, stacks, typical_h)
-    review: list[dict] = []
-    melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
-    _check_pack(cards, review)
-    for idx, card in enumerate(cards):
-        if card.confidence < geo.low_confidence and card.corner_ids:
-            review.append(_item("low_confidence_card", card.confidence,
-                                f"card {idx} ({card.rank}) read with confidence "
-                                f"{card.confidence:.2f}", cards=[idx], team=card.team))
-        for note in card.notes:
-            review.append(_item("card_note", card.confidence, f"card {idx}: {note}",
-                                cards=[idx], team=card.team))
-    review += unsure
-    review.sort(key=lambda r: (r["priority"], r["kind"]))
-    return TableReading(cards, melds, red_threes, review,
-                        (typical_h * geo.aspect, typical_h))
+    return cards, stacks, typical_h, geo, stack_team
 
 
-def _unsure_corners(corners: Corners, min_confidence: float) -> list[dict]:
-    """The review entry for corners below the layout's gate (none if there are none)."""
-    unused = np.flatnonzero(corners.confidence < min_confidence)
+def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
+                       card_h: float) -> list[int]:
+    """Unsure corners whose card fills an empty place on a line of sure cards.
+
+    A column or row is laid with one step, so its sure cards (those with a corner of
+    `sure` confidence) mark a lattice of places. A card seen only by unsure corners is
+    taken when it lies on that line (within 0.12 card heights across it), on a place
+    of the lattice (within a quarter step) that no sure card holds, at most one step
+    past either end, and shows the line's rank or a wild. A detector's second box on an
+    index falls between places or on a held one, a false corner off the line. Returns
+    the corners (caller's numbers) of the supported cards.
+    """
+    out: list[int] = []
+    for stack in stacks:
+        held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
+        unsure = [i for i in stack if i not in held and cards[i].corner_ids]
+        ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
+        if not unsure or len(held) < 2 or not ranks:
+            continue
+        rank = ranks.most_common(1)[0][0]
+        angle = _circular_mean(np.array([cards[i].angle for i in held]))
+        up, right = _unit_vectors(np.array([angle]))
+        pts = np.array([cards[i].center for i in held])
+        for along_axis, across_axis in ((-up[0], right[0]), (right[0], -up[0])):  # column, row
+            along, across = pts @ along_axis, pts @ across_axis
+            if np.ptp(along) < 0.1 * card_h or np.ptp(across) > 0.3 * card_h:
+                continue
+            places = np.sort(along)
+            gaps = np.diff(places)
+            # the smallest steps are the regular ones (a gap may hide a card)
+            step = float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
+                         if len(gaps) >= 3 else gaps.min())
+            if gaps.min() < 0.1 * card_h or step > 0.7 * card_h:
+                continue  # two cards on one spot, or cards apart: not a clean line
+            line = np.polyfit(along, across, 1) if len(held) > 2 else [0.0, across.mean()]
+            for i in unsure:
+                card = cards[i]
+                if card.rank != rank and not card.is_wild:
+                    continue
+                a, c = np.asarray(card.center) @ along_axis, np.asarray(card.center) @ across_axis
+                place = (a - places[0]) / step
+                if (abs(c - np.polyval(line, a)) <= 0.12 * card_h
+                        and abs(place - round(place)) <= 0.25
+                        and np.abs(places - a).min() >= 0.5 * step
+                        and places[0] - 1.3 * step <= a <= places[-1] + 1.3 * step):
+                    out.extend(card.corner_ids)
+            break
+    return out
+
+
+def _unsure_corners(unused: np.ndarray, min_confidence: float) -> list[dict]:
+    """The review entry for the corners not used (none if there are none)."""
     if not len(unused):
         return []
     return [_item("unsure_corners", 0.8, f"{len(unused)} corner(s) read with confidence under "

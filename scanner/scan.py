@@ -16,7 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.corners import Corners
-from scanner.reconstruct import LAYOUT_MIN_CONFIDENCE, TableReading, read_table
+from scanner.reconstruct import (
+    LAYOUT_MIN_CONFIDENCE,
+    LAYOUT_SUPPORTED_CONFIDENCE,
+    TableReading,
+    read_table,
+)
 
 
 @dataclass
@@ -77,7 +82,8 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         corners, photo = detect_corners(src, detector)
         width, height = photo.size
     detected = time.perf_counter()
-    table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE)
+    table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,
+                       supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)

@@ -620,3 +620,44 @@ def test_an_unsure_second_box_shifted_on_an_index_is_not_another_card():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("8",) * 3, ("K",) * 3]
     owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
     assert len(owner) == 1 and 0 in owner[0].corner_ids
+
+
+def _kings_with_unsure_first_card():
+    """A column of three kings whose first (top) card's index is read unsurely."""
+    scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    first = int(np.argmin(corners.centers[:, 1]))
+    conf = corners.confidence.copy()
+    conf[first] = 0.35
+    return Corners(corners.boxes, corners.class_ids, conf, corners.angle), first
+
+
+def test_an_unsure_corner_on_its_column_s_next_place_is_a_card():
+    corners, first = _kings_with_unsure_first_card()
+    gated = read_table(corners, (W, H), min_confidence=0.4)
+    assert team_melds(gated, 0) == []  # two sure kings: not a meld
+    reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    assert any(first in c.corner_ids for c in reading.cards)
+    assert not [r for r in reading.review if r["kind"] == "unsure_corners"]
+
+
+def test_unsure_corners_off_the_column_s_places_are_not_cards():
+    corners, first = _kings_with_unsure_first_card()
+    box = corners.boxes[first]
+    step = 0.22 * CARD_H
+    # half a step below the first king, on the line: between two places
+    between = box + [0, 0.5 * step, 0, 0.5 * step]
+    # a step above the first king but a card width aside: off the line
+    aside = box + [0.7 * CARD_H, -step, 0.7 * CARD_H, -step]
+    # a step above, on the line, but a queen: not the column's rank
+    queen = box + [0, -step, 0, -step]
+    corners = _with_extra(corners, [between, aside, queen], ["K", "K", "Q"], [0.35] * 3,
+                          [corners.angle[first]] * 3)
+    reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    used = {i for c in reading.cards for i in c.corner_ids}
+    extra = set(range(len(corners) - 3, len(corners)))
+    assert not used & extra
+    unsure = [r for r in reading.review if r["kind"] == "unsure_corners"]
+    assert len(unsure) == 1 and set(unsure[0]["corners"]) == extra

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from datasets.groundtruth import GroundTruthDetector, scene_readable, small_two_team_table
+from scanner.corners import Corners
 from scanner.overlay import draw_overlay
 from scanner.scan import scan_photo
 
@@ -146,3 +147,19 @@ class _FromScene:
 
     def detect(self, rgb):
         return GroundTruthDetector(self.scene).detect(rgb)
+
+
+def test_scan_uses_an_unsure_corner_where_its_column_has_a_place_for_it():
+    class UnsureFirstKing:
+        """The ground truth, with the top king's index read under the layout's gate."""
+
+        def detect(self, rgb):
+            corners = GroundTruthDetector(small_two_team_table(W, H)).detect(rgb)
+            kings = np.flatnonzero(np.array(corners.ranks) == "K")
+            top = kings[np.argmin(corners.centers[kings, 1])]
+            confidence = corners.confidence.copy()
+            confidence[top] = 0.35
+            return Corners(corners.boxes, corners.class_ids, confidence, corners.angle)
+
+    result = scan_photo(np.zeros((H, W, 3), np.uint8), detector=UnsureFirstKing())
+    assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
