@@ -368,9 +368,11 @@ def _same_print(corners: Corners) -> np.ndarray:
     make one card with another deck's top-right index that happens to fit its diagonal.
     """
     # the longer side: box noise is a share of the box's height, the larger share of
-    # a narrow side
+    # a narrow side. Within a factor 1.6: a detector's box on a partly shaded index can
+    # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
+    # indices pair on ground truth).
     side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
-    return np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.4)
+    return np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.6)
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
@@ -1091,9 +1093,10 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 
     A column or row is laid with one step, so its sure cards (those with a corner of
     `sure` confidence) mark a lattice of places. A card seen only by unsure corners is
-    taken when it lies on that line (within 0.12 card heights across it), on a place
-    of the lattice (within a quarter step) that no sure card holds, at most one step
-    past either end, and shows the line's rank or a wild. A detector's second box on an
+    taken when it lies on that line (within 0.12 card heights across it), a whole number
+    of steps (within a quarter step) from the nearest sure card (a column laid by hand
+    drifts off a lattice counted from its first card), at most one step past either
+    end, and shows the line's rank or a wild. A detector's second box on an
     index falls between places or on a held one, a false corner off the line. Returns
     the corners (caller's numbers) of the supported cards.
     """
@@ -1125,7 +1128,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                 if card.rank != rank and not card.is_wild:
                     continue
                 a, c = np.asarray(card.center) @ along_axis, np.asarray(card.center) @ across_axis
-                place = (a - places[0]) / step
+                nearest = places[np.argmin(np.abs(places - a))]
+                place = (a - nearest) / step
                 if (abs(c - np.polyval(line, a)) <= 0.12 * card_h
                         and abs(place - round(place)) <= 0.25
                         and np.abs(places - a).min() >= 0.5 * step

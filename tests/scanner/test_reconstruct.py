@@ -661,3 +661,36 @@ def test_unsure_corners_off_the_column_s_places_are_not_cards():
     assert not used & extra
     unsure = [r for r in reading.review if r["kind"] == "unsure_corners"]
     assert len(unsure) == 1 and set(unsure[0]["corners"]) == extra
+
+
+def test_an_unsure_last_card_of_an_unevenly_laid_column_is_a_card():
+    # Laid by hand: the steps vary by a third, so the last card is half a step off the
+    # place counted from the first card, but one step past the card before it.
+    places = [0, 1.3, 2.3, 3.6, 4.6, 5.5, 6.6, 7.5]
+    table = [{"card": rank, "x": 1000, "y": 1500 + p * 0.22 * CARD_H, "angle": 0.0}
+             for rank, p in zip(["KH", "KS", "KD", "KC", "KH", "KS", "KD", "KC"], places,
+                                strict=True)]
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    last = np.argsort(corners.centers[:, 1])[-2:]  # both indices of the whole last card
+    conf = corners.confidence.copy()
+    conf[last] = 0.35
+    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["K"] * 8]
+
+
+def test_a_whole_card_whose_index_box_is_read_a_third_short_is_one_card():
+    scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    # the last card's top index (second lowest), its box cut to two thirds about its
+    # outer (top-left) corner, as a detector may read a partly shaded index
+    bottom, top = np.argsort(corners.centers[:, 1])[[-1, -2]]
+    boxes = corners.boxes.copy()
+    boxes[top, 2:] = boxes[top, :2] + (boxes[top, 2:] - boxes[top, :2]) * 0.68
+    corners = Corners(boxes, corners.class_ids, corners.confidence, corners.angle)
+    reading = read_table(corners, (W, H))
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    # its bottom index makes one card with it, not with the covered card's index above
+    assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
+        sorted([int(bottom), int(top)])]
