@@ -291,7 +291,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
-    dists[0, 0] = _diagonal_mismatch(anchors[0], angles, scale, geo)
+    dists[0, 0], off_diagonal = _diagonal_mismatch(anchors[0], angles, scale, geo)
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -309,7 +309,12 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # Two opposite indices of a rank that have no other partner within a looser
             # fit are one card even so: a strongly tilted photo distorts a whole card
             # (near the camera, foreshortened) more than the strict tolerance allows.
-            loose = allowed & same_rank & alike & (dist < 1.75 * limit)
+            # Beyond 1.4 times the tolerance only along the card's diagonal (too big or
+            # small a card): the top index of the card a step back in a column or row,
+            # when the detector missed the card's own, lies off it by half a step.
+            along_diagonal = off_diagonal < LOOSE_OFF_DIAGONAL
+            loose = allowed & same_rank & alike & (
+                (dist < 1.4 * limit) | ((dist < 1.75 * limit) & along_diagonal))
             np.fill_diagonal(loose, False)
             alone = loose.sum(axis=1) == 1
             ok |= loose & alone[:, None] & alone[None, :]
@@ -359,6 +364,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     return groups, kind
 
 
+# a whole card's mismatch across its diagonal allowed for the loosest pairing, card heights
+LOOSE_OFF_DIAGONAL = 0.1
+
+
 def _same_print(corners: Corners) -> np.ndarray:
     """Whether two index boxes could be two corners of one card: they are one size.
 
@@ -376,13 +385,14 @@ def _same_print(corners: Corners) -> np.ndarray:
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
-                       geo: CardGeometry) -> np.ndarray:
+                       geo: CardGeometry) -> tuple[np.ndarray, np.ndarray]:
     """How far corner j is from where corner i's card has its opposite (bottom-right) index.
 
     The outer corners of a card's two indices lie one card diagonal (less the margins)
-    apart, in the
-    direction set by the card's angle, here the mean of both corners' angles (half the
-    error of either). In card heights (n, n).
+    apart, in the direction set by the card's angle, here the mean of both corners'
+    angles (half the error of either). In card heights (n, n); also the part of that
+    mismatch across the diagonal: a card bigger or smaller than measured (perspective)
+    misses along it, the next card of a column or row beside it.
     """
     down = scale * (1 - 2 * geo.corner_y)
     across = scale * geo.aspect * (1 - 2 * geo.corner_x)
@@ -396,7 +406,9 @@ def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarra
     # expected i -> j: right * across + down * down; right = (cos, sin), down = (-sin, cos)
     ex = cos_m * across - sin_m * down
     ey = sin_m * across + cos_m * down
-    return np.hypot(v[..., 0] - ex, v[..., 1] - ey) / scale
+    miss_x, miss_y = v[..., 0] - ex, v[..., 1] - ey
+    across_diagonal = np.abs(miss_x * ey - miss_y * ex) / np.maximum(np.hypot(ex, ey), 1e-9)
+    return np.hypot(miss_x, miss_y) / scale, across_diagonal / scale
 
 
 def _four_index_evidence(dists: dict, opposite_same_rank: np.ndarray, geo: CardGeometry) -> bool:

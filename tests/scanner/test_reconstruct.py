@@ -694,3 +694,16 @@ def test_a_whole_card_whose_index_box_is_read_a_third_short_is_one_card():
     # its bottom index makes one card with it, not with the covered card's index above
     assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
         sorted([int(bottom), int(top)])]
+
+
+def test_a_bottom_index_whose_top_index_is_missed_is_not_paired_a_step_up():
+    table = (column(["KH", "KS", "KD"], 1000, 1900, step=0.33)
+             + column(["8H", "8S", "8D"], 2000, 1900, step=0.33)
+             + column(["5H", "5S", "5D"], 3000, 1900, step=0.33))
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    # the detector misses the top index of the kings' whole last card (the second lowest)
+    kings = np.flatnonzero(corners.class_ids == CLASS_ID["K"])
+    top = kings[np.argsort(corners.centers[kings, 1])[-2]]
+    corners = corners.select(np.flatnonzero(np.arange(len(corners)) != top))
+    reading = read_table(corners, (W, H))
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("5",) * 3, ("8",) * 3, ("K",) * 3]
