@@ -1101,21 +1101,25 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
 
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
                        card_h: float) -> list[int]:
-    """Unsure corners whose card fills an empty place on a line of sure cards.
+    """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
     `sure` confidence) mark a lattice of places. A card seen only by unsure corners is
     taken when it lies on that line (within 0.12 card heights across it), a whole number
     of steps (within a quarter step) from the nearest sure card (a column laid by hand
     drifts off a lattice counted from its first card), at most one step past either
-    end, and shows the line's rank or a wild. A detector's second box on an
-    index falls between places or on a held one, a false corner off the line. Returns
-    the corners (caller's numbers) of the supported cards.
+    end, and shows the line's rank or a wild. A detector's second box on an index falls
+    between places or on a held one, a false corner off the line. An unsure corner that
+    joins a sure corner's card is taken too: it is the card's other end (or a duplicate
+    of the sure one). Returns the corners (caller's numbers) of the supported cards.
     """
     out: list[int] = []
     for stack in stacks:
         held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
+        # an unsure index of a card a sure one shows: without it, the sure bottom index
+        # of a whole card may pair with the covered card's top index a step up
+        out.extend(m for i in held for m in cards[i].corner_ids if not sure[m])
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
         if not unsure or len(held) < 2 or not ranks:
             continue
