@@ -84,13 +84,18 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import cv2
     import numpy as np
 
-    json_path, out_dir, split, tile, tiles_per_scene, seed = args
+    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
     if rgb is None:
         return []
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
+    if bare_glyph and split == "train":  # some cards lose the pip under the rank (datasets/glyphs.py)
+        from datasets import glyphs
+
+        glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
+                           bare_glyph)
     h, w = rgb.shape[:2]
     boxes = np.array([b["box"] for b in index_boxes(scene)], dtype=np.float32).reshape(-1, 4)
     # Boxes a reader could partly see are neither positive nor safe negatives; tiles that
@@ -149,7 +154,8 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 
 
 def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
-                seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2) -> Path:
+                seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
+                bare_glyph: float = 0.0) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles."""
     from multiprocessing import Pool
 
@@ -160,7 +166,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         files = scene_files(d)
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
-        tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed) for f in files]
+        tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph)
+                  for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -170,7 +177,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                     f"names:\n  0: index\n")
     stats = {s: {"tiles": sum(1 for r in results if r[0] == s),
                  "labels": sum(r[1] for r in results if r[0] == s)} for s in scene_dirs}
-    (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, **stats,
+    (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
+                                                    **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
     return yaml
@@ -231,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
                          "*.pt, or an exported detector.onnx (see datasets/warmstart.py)")
     ap.add_argument("--degrees", type=float, default=45.0,
                     help="random tile rotation, +-degrees (real cards lie at any angle)")
+    ap.add_argument("--bare-glyph", type=float, default=0.0,
+                    help="share of train cards whose pip under the rank is erased in the tiles "
+                         "(datasets/glyphs.py: teaches bare-glyph indices like tango's)")
     ap.add_argument("--extra-train", type=Path, nargs="*", default=[],
                     help="more folders of train images with YOLO labels beside them "
                          "(e.g. build/real-tiles/train/images from datasets.real_tiles)")
@@ -263,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             val_dir = splits.get("val", splits["train"])
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
-                               {"train": args.max_scenes, "val": 150}, args.jobs)
+                               {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph)
         if args.extra_train:  # more train images (e.g. datasets.real_tiles), same val
             mixed = args.tiles / f"data-{args.name}.yaml"
             train_dirs = [str((args.tiles / "train" / "images").resolve())]
