@@ -1065,7 +1065,15 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     keep = used[keep_local]  # the caller's corner numbers
     # duplicates dropped beside each kept corner, all in the caller's numbers
     twins = {int(keep[p]): [int(used[j]) for j in js] for p, js in twins_local.items()}
-    corners = corners.select(keep_local)
+    # a duplicated index lies where its boxes agree, weighted by confidence: of two boxes
+    # read about as surely, the surer is often the one shifted off the index
+    merged = corners.boxes.copy()
+    for p, js in twins_local.items():
+        ids = [keep_local[p]] + js
+        w = corners.confidence[ids]
+        merged[keep_local[p]] = (corners.boxes[ids] * w[:, None]).sum(axis=0) / w.sum()
+    corners = Corners(merged, corners.class_ids, corners.confidence, corners.angle,
+                      corners.rank_confidence).select(keep_local)
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
     card_h, geo, _how = _calibrate(corners, angles, index_h, geo)

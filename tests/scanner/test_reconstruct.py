@@ -722,3 +722,27 @@ def test_an_unsure_top_index_of_a_whole_card_with_a_sure_bottom_index_is_used():
     assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
         sorted([int(bottom), int(top)])]
     assert not [r for r in reading.review if r["kind"] == "unsure_corners"]
+
+
+def test_an_index_read_twice_lies_between_its_boxes_by_confidence():
+    scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    first = int(np.argmin(corners.centers[:, 1]))
+    box = corners.boxes[first]
+    shift = (box[2:] - box[:2]) * 0.3
+    twin = np.concatenate([box[:2] + shift, box[2:] + shift])
+    conf = corners.confidence.copy()
+    conf[first] = 0.5
+    base = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    doubled = _with_extra(base, [twin], [corners.class_ids[first]], [0.5],
+                          [corners.angle[first]])
+    halfway = corners.boxes.copy()
+    halfway[first] = (box + twin) / 2
+    one_box = Corners(halfway, corners.class_ids, conf, corners.angle)
+
+    def first_card(reading):
+        return next(c for c in reading.cards if first in c.corner_ids)
+
+    assert len(read_table(doubled, (W, H)).cards) == 3
+    assert np.allclose(first_card(read_table(doubled, (W, H))).center,
+                       first_card(read_table(one_box, (W, H))).center)
