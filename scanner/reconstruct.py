@@ -1112,8 +1112,9 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
-    `sure` confidence) mark a lattice of places. A card seen only by unsure corners is
-    taken when it lies on that line (within 0.12 card heights across it), a whole number
+    `sure` confidence) of its rank or wild mark a lattice of places. A card seen only by
+    unsure corners is taken when it lies on that line, or on the line of the four of
+    them nearest to it (within 0.12 card heights across it), a whole number
     of steps (within a quarter step) from the nearest sure card (a column laid by hand
     drifts off a lattice counted from its first card), at most one step past either
     end, and shows the line's rank or a wild. A detector's second box on an index falls
@@ -1132,35 +1133,47 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         if not unsure or len(held) < 2 or not ranks:
             continue
         rank = ranks.most_common(1)[0][0]
-        angle = _circular_mean(np.array([cards[i].angle for i in held]))
-        up, right = _unit_vectors(np.array([angle]))
-        pts = np.array([cards[i].center for i in held])
-        for along_axis, across_axis in ((-up[0], right[0]), (right[0], -up[0])):  # column, row
-            along, across = pts @ along_axis, pts @ across_axis
-            if np.ptp(along) < 0.1 * card_h or np.ptp(across) > 0.3 * card_h:
+        line = [i for i in held if cards[i].rank == rank or cards[i].is_wild]
+        angle = _circular_mean(np.array([cards[i].angle for i in line]))
+        pts = np.array([cards[i].center for i in line])
+        for i in unsure:
+            card = cards[i]
+            if card.rank != rank and not card.is_wild:
                 continue
-            places = np.sort(along)
-            gaps = np.diff(places)
-            # the smallest steps are the regular ones (a gap may hide a card)
-            step = float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
-                         if len(gaps) >= 3 else gaps.min())
-            if gaps.min() < 0.1 * card_h or step > 0.7 * card_h:
-                continue  # two cards on one spot, or cards apart: not a clean line
-            line = np.polyfit(along, across, 1) if len(held) > 2 else [0.0, across.mean()]
-            for i in unsure:
-                card = cards[i]
-                if card.rank != rank and not card.is_wild:
-                    continue
-                a, c = np.asarray(card.center) @ along_axis, np.asarray(card.center) @ across_axis
-                nearest = places[np.argmin(np.abs(places - a))]
-                place = (a - nearest) / step
-                if (abs(c - np.polyval(line, a)) <= 0.12 * card_h
-                        and abs(place - round(place)) <= 0.25
-                        and np.abs(places - a).min() >= 0.5 * step
-                        and places[0] - 1.3 * step <= a <= places[-1] + 1.3 * step):
-                    out.extend(card.corner_ids)
-            break
+            centre = np.asarray(card.center)
+            # the whole line, else its four cards nearest the card (a stack may join a
+            # column to a neighbour, or bend)
+            near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
+            if (_fills_a_place(centre, pts, angle, card_h)
+                    or _fills_a_place(centre, near, angle, card_h)):
+                out.extend(card.corner_ids)
     return out
+
+
+def _fills_a_place(centre: np.ndarray, line: np.ndarray, angle: float, card_h: float) -> bool:
+    """Whether a card at `centre` takes an empty place of the column or row of cards `line`."""
+    if len(line) < 2:
+        return False
+    up, right = _unit_vectors(np.array([angle]))
+    for along_axis, across_axis in ((-up[0], right[0]), (right[0], -up[0])):  # column, row
+        along, across = line @ along_axis, line @ across_axis
+        if np.ptp(along) < 0.1 * card_h or np.ptp(across) > 0.3 * card_h:
+            continue
+        places = np.sort(along)
+        gaps = np.diff(places)
+        # the smallest steps are the regular ones (a gap may hide a card)
+        step = float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
+                     if len(gaps) >= 3 else gaps.min())
+        if gaps.min() < 0.1 * card_h or step > 0.7 * card_h:
+            continue  # two cards on one spot, or cards apart: not a clean line
+        fit = np.polyfit(along, across, 1) if len(line) > 2 else [0.0, across.mean()]
+        a, c = centre @ along_axis, centre @ across_axis
+        place = (a - places[np.argmin(np.abs(places - a))]) / step
+        return bool(abs(c - np.polyval(fit, a)) <= 0.12 * card_h
+                    and abs(place - round(place)) <= 0.25
+                    and np.abs(places - a).min() >= 0.5 * step
+                    and places[0] - 1.3 * step <= a <= places[-1] + 1.3 * step)
+    return False
 
 
 def _unsure_corners(unused: np.ndarray, min_confidence: float) -> list[dict]:

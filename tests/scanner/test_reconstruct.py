@@ -746,3 +746,18 @@ def test_an_index_read_twice_lies_between_its_boxes_by_confidence():
     assert len(read_table(doubled, (W, H)).cards) == 3
     assert np.allclose(first_card(read_table(doubled, (W, H))).center,
                        first_card(read_table(one_box, (W, H))).center)
+
+
+def test_an_unsure_first_card_of_a_column_laid_aslant_is_a_card():
+    # each card laid a little to the right of the one before: the column runs aslant,
+    # half a card height sideways over its length
+    table = [{"card": c, "x": 1000 + k * 0.07 * CARD_H, "y": 1300 + k * 0.22 * CARD_H,
+              "angle": 0.0}
+             for k, c in enumerate(["KH", "KS", "KD", "KC", "KH", "KS", "KD", "KC"])]
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    first = int(np.argmin(corners.centers[:, 1]))
+    conf = corners.confidence.copy()
+    conf[first] = 0.35
+    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["K"] * 8]
