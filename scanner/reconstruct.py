@@ -1077,6 +1077,13 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     angles, angle_known = _fill_angles(corners)
     index_h = _index_heights(corners, angles)
     card_h, geo, _how = _calibrate(corners, angles, index_h, geo)
+    again, more = _same_corner_twins(corners, angles, card_h)
+    if more:
+        for p, js in more.items():
+            twins.setdefault(int(keep[p]), []).extend(
+                d for j in js for d in [int(keep[j])] + twins.pop(int(keep[j]), []))
+        keep, corners = keep[again], corners.select(again)
+        angles, angle_known, card_h = angles[again], angle_known[again], card_h[again]
     typical_h = float(np.median(card_h))
     alike = _same_print(corners)
     # Two passes: the cards and stacks of the first give each corner a steadier angle
@@ -1186,6 +1193,41 @@ def _unsure_corners(unused: np.ndarray, min_confidence: float) -> list[dict]:
 
 
 DUPLICATE_IOU = 0.3
+TWIN_CORNER = 0.06
+
+
+def _same_corner_twins(corners: Corners, angles: np.ndarray,
+                       card_h: np.ndarray) -> tuple[np.ndarray, dict[int, list[int]]]:
+    """Corners to keep, and the ones dropped beside each: two boxes on one printed corner.
+
+    A detector's second, smaller box on an index (part of the glyph) may overlap the
+    first little, yet share its outer corner, and so put its card on the same spot. Two
+    corners of one rank facing one way (within 20 degrees), one of them unsure (under
+    0.7), whose outer top-left or top-right corners lie within 0.06 card heights are one
+    index, read by the surer: the indices of two cards of a column or row lie a step
+    apart. Indices are local to `corners`.
+    """
+    n = len(corners)
+    left, right = _index_anchors(corners, angles)
+    scale = np.minimum(card_h[:, None], card_h[None, :])
+    near = np.zeros((n, n), bool)
+    for anchor in (left, right):
+        near |= np.linalg.norm(anchor[:, None] - anchor[None], axis=-1) < TWIN_CORNER * scale
+    near &= corners.class_ids[:, None] == corners.class_ids[None, :]
+    near &= _angle_diff(angles[:, None], angles[None, :]) < 20
+    near &= np.minimum(corners.confidence[:, None], corners.confidence[None, :]) < 0.7
+    np.fill_diagonal(near, False)
+    twins: dict[int, list[int]] = {}
+    dropped = np.zeros(n, bool)
+    for i in np.argsort(-corners.confidence):
+        if dropped[i]:
+            continue
+        for j in np.flatnonzero(near[i] & ~dropped):
+            dropped[j] = True
+            twins.setdefault(int(i), []).append(int(j))
+    keep = np.flatnonzero(~dropped)
+    position = {int(k): p for p, k in enumerate(keep)}
+    return keep, {position[i]: js for i, js in twins.items()}
 
 
 def _box_iou(boxes: np.ndarray) -> np.ndarray:

@@ -761,3 +761,19 @@ def test_an_unsure_first_card_of_a_column_laid_aslant_is_a_card():
     corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
     reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K"] * 8]
+
+
+def test_a_small_second_box_in_an_index_s_corner_is_not_another_card():
+    scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    first = int(np.argmin(corners.centers[:, 1]))
+    box = corners.boxes[first]
+    # half the glyph, from the same outer corner: the boxes overlap by a quarter only
+    part = np.concatenate([box[:2], box[:2] + (box[2:] - box[:2]) * 0.5])
+    corners = _with_extra(corners, [part], [corners.class_ids[first]], [0.45],
+                          [corners.angle[first]])
+    reading = read_table(corners, (W, H))
+    assert len(reading.cards) == 3
+    assert team_melds(reading, 0) == [["K", "K", "K"]]
+    owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
+    assert len(owner) == 1 and first in owner[0].corner_ids
