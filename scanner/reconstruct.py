@@ -292,6 +292,9 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
     dists[0, 0], off_diagonal = _diagonal_mismatch(anchors[0], angles, scale, geo)
+    # how much further apart two indices lie than a card diagonal, in card heights
+    diagonal = math.hypot(geo.aspect * (1 - 2 * geo.corner_x), 1 - 2 * geo.corner_y)
+    longer = np.linalg.norm(anchors[0][:, None] - anchors[0][None], axis=-1) / scale - diagonal
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -326,6 +329,11 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # a top-left + bottom-right pair first: a side pair alone can be read two ways
             # (TR+BR of one card or TL+BL of the next), the whole card settles which
             penalty = 0.0 if ti == tj == 0 else (0.03 if ti == tj else 0.06)
+            if ti == tj == 0:
+                # and of two top indices a bottom index fits about as well, the one not
+                # further than a card diagonal: in a column or row the covered cards'
+                # top indices lie a step further back than the whole card's own
+                penalty += max(float(longer[i, j]), 0.0)
             # a corner of the same rank first: in a pile a card may lie almost exactly
             # on another, whose bottom index then fits its top index as well as its own
             penalty += 0.0 if same_rank[i, j] else geo.pair_tolerance / 2

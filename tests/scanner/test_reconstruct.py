@@ -777,3 +777,21 @@ def test_a_small_second_box_in_an_index_s_corner_is_not_another_card():
     assert team_melds(reading, 0) == [["K", "K", "K"]]
     owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
     assert len(owner) == 1 and first in owner[0].corner_ids
+
+
+def test_a_bottom_index_read_past_its_place_pairs_with_its_own_top_index():
+    table = (column(["KH", "KS", "KD"], 1000, 1900, step=0.28)
+             + column(["8H", "8S", "8D"], 2000, 1900) + column(["5H", "5S", "5D"], 3000, 1900))
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    kings = np.flatnonzero(corners.class_ids == CLASS_ID["K"])
+    top, bottom = kings[np.argsort(corners.centers[kings, 1])[-2:]]
+    # the kings' whole card reads larger than the others (nearer the camera): its bottom
+    # index lies past where the measured size puts it, as far from its own top index
+    # as the covered king's top index a step up is from where it should be
+    boxes = corners.boxes.copy()
+    boxes[bottom] += np.array([0.062, 0.046] * 2) * CARD_H
+    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle),
+                         (W, H))
+    assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
+        sorted([int(bottom), int(top)])]
+    assert team_melds(reading, 0)[0] == ["K", "K", "K"]
