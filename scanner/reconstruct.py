@@ -944,9 +944,15 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         # a red three is laid down the moment it is drawn, never discarded: whatever
         # its place, it is some team's (its direction, else its side of the table)
         red_threes = all(cards[i].rank == "3R" for i in stacks[k])
+        # one index of a lone card reads the same as the other end of a card turned round:
+        # it shows an axis, not which way the card faces
+        one_index = len(stacks[k]) == 1 and len(cards[stacks[k][0]].corner_ids) == 1
         if central and not red_threes:
             teams.append(None)
             confs.append(0.5)
+        elif red_threes and one_index:
+            teams.append(side)  # laid in front of its team: its side of the table decides
+            confs.append(0.9 if offset > 0.5 else 0.5)
         elif facing[k] >= 0:
             teams.append(int(facing[k]))
             confs.append(1.0 if facing[k] == side or offset < 0.5 else 0.7)

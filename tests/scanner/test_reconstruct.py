@@ -795,3 +795,18 @@ def test_a_bottom_index_read_past_its_place_pairs_with_its_own_top_index():
     assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
         sorted([int(bottom), int(top)])]
     assert team_melds(reading, 0)[0] == ["K", "K", "K"]
+
+
+def test_a_lone_red_three_seen_by_its_bottom_index_counts_for_its_side():
+    table = (column(["6H", "6S", "6D"], 1000, 2000) + column(["8H", "8S", "8D"], 2500, 900, angle=180)
+             + [{"card": "3H", "x": 2600, "y": 2200, "angle": 0}])
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    # something lies over the red three's top-left index: only its bottom index shows,
+    # which alone reads like the top index of a card facing the other team
+    three = np.flatnonzero(corners.class_ids == CLASS_ID["3R"])
+    covered = three[np.argmin(corners.centers[three, 1])]
+    corners = corners.select(np.flatnonzero(np.arange(len(corners)) != covered))
+    layout = read_table(corners, (W, H)).layout_json()
+    assert [t["red_threes"] for t in layout["teams"]] == [1, 0]
+    assert layout["teams"][0]["melds"] == [["6", "6", "6"]]
+    assert layout["teams"][1]["melds"] == [["8", "8", "8"]]
