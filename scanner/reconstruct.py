@@ -1041,8 +1041,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     floor = min_confidence if supported_confidence is None else supported_confidence
     candidates = (corners.confidence >= floor) & ~used
     if candidates.any() and used.any():
-        trial = _read_cards(corners, np.flatnonzero(used | candidates), image_size, geo)
-        used[_supported_corners(trial[0], trial[1], used, trial[2])] = True
+        # a first reading with every candidate shows which of them the sure corners support
+        cards, stacks, typical_h, _, _ = _read_cards(
+            corners, np.flatnonzero(used | candidates), image_size, geo)
+        used[_supported_corners(cards, stacks, used, typical_h)] = True
     unsure = _unsure_corners(np.flatnonzero(~used), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
@@ -1134,14 +1136,14 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 
     A column or row is laid with one step, so its sure cards (those with a corner of
     `sure` confidence) of its rank or wild mark a lattice of places. A card seen only by
-    unsure corners is taken when it lies on that line, or on the line of the four of
-    them nearest to it (within 0.12 card heights across it), a whole number
-    of steps (within a quarter step) from the nearest sure card (a column laid by hand
-    drifts off a lattice counted from its first card), at most one step past either
-    end, and shows the line's rank or a wild. A detector's second box on an index falls
-    between places or on a held one, a false corner off the line. An unsure corner that
-    joins a sure corner's card is taken too: it is the card's other end (or a duplicate
-    of the sure one). Returns the corners (caller's numbers) of the supported cards.
+    unsure corners is taken when it shows the line's rank or a wild and lies on that
+    line, or on the line of the four of them nearest to it: within 0.12 card heights
+    across it, a whole number of steps (within a quarter step) from the nearest sure
+    card (a column laid by hand drifts off a lattice counted from its first card), at
+    most one step past either end. A detector's second box on an index falls between
+    places or on a held one, a false corner off the line. An unsure corner that joins a
+    sure corner's card is taken too: it is the card's other end (or a duplicate of the
+    sure one). Returns the corners (caller's numbers) of the supported cards.
     """
     out: list[int] = []
     for stack in stacks:
@@ -1206,7 +1208,9 @@ def _unsure_corners(unused: np.ndarray, min_confidence: float) -> list[dict]:
                   f"add by hand)", corners=[int(i) for i in unused])]
 
 
+# two boxes of one rank overlapping more than this (IoU) may be one index read twice
 DUPLICATE_IOU = 0.3
+# two indices of one rank whose outer corners lie closer than this (card heights) are one
 TWIN_CORNER = 0.06
 
 
