@@ -50,7 +50,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
     from PIL import Image
 
-    json_path, jitters, neg_ratio, seed = args
+    json_path, jitters, neg_ratio, seed, bare_glyph = args
     scene = json.loads(Path(json_path).read_text())
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
@@ -60,6 +60,20 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         img.draft("RGB", (int(w0 * k), int(h0 * k)))
     rgb = np.asarray(img.convert("RGB"))
     s = rgb.shape[1] / w0
+    if bare_glyph:  # some cards lose the pip under the rank, as in the detector's tiles
+        from datasets import glyphs
+
+        rgb = rgb.copy()
+        for card in scene["cards"]:  # the decoded photo's pixels
+            for ind in card.get("indices", []):
+                ind["box"] = (np.asarray(ind["box"]) * s).tolist()
+                ind["quad"] = (np.asarray(ind["quad"]) * s).tolist()
+        glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
+                           bare_glyph)
+        for card in scene["cards"]:
+            for ind in card.get("indices", []):
+                ind["box"] = (np.asarray(ind["box"]) / s).tolist()  # back to photo pixels
+                ind["quad"] = (np.asarray(ind["quad"]) / s).tolist()
     items = index_boxes(scene, MIN_VISIBLE)
     all_boxes = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
                          dtype=np.float32).reshape(-1, 4) * s
@@ -111,14 +125,14 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
-                seed: int, jobs: int) -> Path:
+                seed: int, jobs: int, bare_glyph: float = 0.0) -> Path:
     """Cut and cache the crop dataset of one split as an .npz file."""
     files = scene_files(scene_dir)[: max_scenes or None]
     if not files:
         raise SystemExit(f"no scenes in {scene_dir}")
     t0 = time.time()
     with Pool(jobs) as pool:
-        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed) for f in files],
+        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph) for f in files],
                          chunksize=4)
     crops = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
@@ -327,12 +341,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--bare-glyph", type=float, default=0.0,
+                    help="share of train cards whose pip under the rank is erased (datasets/glyphs.py)")
     args = ap.parse_args(argv)
 
     tr_npz, va_npz = args.cache / "train.npz", args.cache / "val.npz"
     if not tr_npz.exists():
         build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
-                    args.seed, args.jobs)
+                    args.seed, args.jobs, args.bare_glyph)
     if not va_npz.exists():
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
         build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs)
