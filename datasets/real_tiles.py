@@ -88,6 +88,8 @@ def cut_tiles(rgb: np.ndarray, boxes: np.ndarray, tile: int, n: int,
     """`n` tiles (tile x tile, RGB) with YOLO label lines, at jittered scales."""
     import cv2
 
+    from datasets.train import tile_origin, yolo_lines
+
     out = []
     h, w = rgb.shape[:2]
     for _ in range(n):
@@ -100,26 +102,8 @@ def cut_tiles(rgb: np.ndarray, boxes: np.ndarray, tile: int, n: int,
             img = cv2.copyMakeBorder(img, 0, max(0, tile - ih), 0, max(0, tile - iw),
                                      cv2.BORDER_CONSTANT, value=(114, 114, 114))
             ih, iw = img.shape[:2]
-        if len(sb) and rng.random() < 0.8:  # most tiles around an index, some anywhere
-            c = sb[rng.integers(len(sb))]
-            cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
-            cy = (c[1] + c[3]) / 2 + rng.uniform(-0.4, 0.4) * tile
-            x0 = int(np.clip(cx - tile / 2, 0, iw - tile))
-            y0 = int(np.clip(cy - tile / 2, 0, ih - tile))
-        else:
-            x0 = int(rng.integers(0, iw - tile + 1))
-            y0 = int(rng.integers(0, ih - tile + 1))
-        crop = img[y0:y0 + tile, x0:x0 + tile]
-        lines = []
-        for b in sb:
-            bx1, by1, bx2, by2 = b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0
-            area = max((bx2 - bx1) * (by2 - by1), 1e-6)
-            cx1, cy1, cx2, cy2 = max(bx1, 0), max(by1, 0), min(bx2, tile), min(by2, tile)
-            if cx2 <= cx1 or cy2 <= cy1 or (cx2 - cx1) * (cy2 - cy1) / area < 0.6:
-                continue
-            lines.append(f"0 {(cx1 + cx2) / 2 / tile:.6f} {(cy1 + cy2) / 2 / tile:.6f} "
-                         f"{(cx2 - cx1) / tile:.6f} {(cy2 - cy1) / tile:.6f}")
-        out.append((crop, lines))
+        x0, y0 = tile_origin(sb, tile, iw, ih, rng)
+        out.append((img[y0:y0 + tile, x0:x0 + tile], yolo_lines(sb, x0, y0, tile)))
     return out
 
 

@@ -79,6 +79,36 @@ def index_boxes(scene: dict, min_visible: float = MIN_VISIBLE) -> list[dict]:
     return out
 
 
+def tile_origin(boxes, tile: int, width: int, height: int, rng) -> tuple[int, int]:
+    """Top-left of a tile in an image of `width` x `height` holding index `boxes` (xyxy).
+
+    Most tiles centre near a random index (so tiles are not mostly empty table); some
+    are anywhere, which teaches the net what background looks like.
+    """
+    import numpy as np
+
+    if len(boxes) and rng.random() < 0.8:
+        c = boxes[rng.integers(len(boxes))]
+        cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
+        cy = (c[1] + c[3]) / 2 + rng.uniform(-0.4, 0.4) * tile
+        return int(np.clip(cx - tile / 2, 0, width - tile)), int(np.clip(cy - tile / 2, 0, height - tile))
+    return int(rng.integers(0, width - tile + 1)), int(rng.integers(0, height - tile + 1))
+
+
+def yolo_lines(boxes, x0: float, y0: float, tile: int) -> list[str]:
+    """YOLO label lines of the index `boxes` in the tile at (x0, y0); mostly-outside ones dropped."""
+    lines = []
+    for b in boxes:
+        bx1, by1, bx2, by2 = b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0
+        area = max((bx2 - bx1) * (by2 - by1), 1e-6)
+        cx1, cy1, cx2, cy2 = max(bx1, 0), max(by1, 0), min(bx2, tile), min(by2, tile)
+        if cx2 <= cx1 or cy2 <= cy1 or (cx2 - cx1) * (cy2 - cy1) / area < 0.6:
+            continue  # mostly outside the tile: unreadable here
+        lines.append(f"0 {(cx1 + cx2) / 2 / tile:.6f} {(cy1 + cy2) / 2 / tile:.6f} "
+                     f"{(cx2 - cx1) / tile:.6f} {(cy2 - cy1) / tile:.6f}")
+    return lines
+
+
 def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     """Cut tiles of one scene into out_dir; returns (split, n_labels) per tile written."""
     import cv2
@@ -111,17 +141,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
             s = tile / min(w, h)
             sw, sh = round(w * s), round(h * s)
         sb = boxes * s
-        # Most tiles centre on a random index (so tiles are not mostly empty table); some
-        # are anywhere, which teaches the net what background looks like.
-        if len(sb) and rng.random() < 0.8:
-            c = sb[rng.integers(len(sb))]
-            cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
-            cy = (c[1] + c[3]) / 2 + rng.uniform(-0.4, 0.4) * tile
-            x0 = int(np.clip(cx - tile / 2, 0, sw - tile))
-            y0 = int(np.clip(cy - tile / 2, 0, sh - tile))
-        else:
-            x0 = int(rng.integers(0, sw - tile + 1))
-            y0 = int(rng.integers(0, sh - tile + 1))
+        x0, y0 = tile_origin(sb, tile, sw, sh, rng)
         # Resize only the region needed (INTER_AREA, like the runtime) to keep this cheap.
         xa, ya = int(x0 / s), int(y0 / s)
         xb, yb = min(w, int(np.ceil((x0 + tile) / s)) + 1), min(h, int(np.ceil((y0 + tile) / s)) + 1)
@@ -133,18 +153,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
         if crop.shape[0] != tile or crop.shape[1] != tile:
             crop = cv2.copyMakeBorder(crop, 0, tile - crop.shape[0], 0, tile - crop.shape[1],
                                       cv2.BORDER_CONSTANT, value=(114, 114, 114))
-        lines = []
-        for b in sb:
-            bx1, by1, bx2, by2 = b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0
-            area = max((bx2 - bx1) * (by2 - by1), 1e-6)
-            cx1, cy1 = max(bx1, 0), max(by1, 0)
-            cx2, cy2 = min(bx2, tile), min(by2, tile)
-            if cx2 <= cx1 or cy2 <= cy1:
-                continue
-            if (cx2 - cx1) * (cy2 - cy1) / area < 0.6:
-                continue  # mostly outside the tile: unreadable here
-            lines.append(f"0 {(cx1 + cx2) / 2 / tile:.6f} {(cy1 + cy2) / 2 / tile:.6f} "
-                         f"{(cx2 - cx1) / tile:.6f} {(cy2 - cy1) / tile:.6f}")
+        lines = yolo_lines(sb, x0, y0, tile)
         name = f"{stem}_{t}"
         cv2.imwrite(str(Path(out_dir) / split / "images" / f"{name}.jpg"), crop,
                     [cv2.IMWRITE_JPEG_QUALITY, 92])
