@@ -1214,6 +1214,26 @@ DUPLICATE_IOU = 0.3
 TWIN_CORNER = 0.06
 
 
+def _keep_surest(same: np.ndarray, confidence: np.ndarray) -> tuple[np.ndarray, dict[int, list[int]]]:
+    """Greedy from the surest corner: each kept corner drops the corners `same` pairs it with.
+
+    Returns the kept indices and, by position among the kept, the dropped ones beside each.
+    """
+    same = same.copy()
+    np.fill_diagonal(same, False)
+    twins: dict[int, list[int]] = {}
+    dropped = np.zeros(len(confidence), bool)
+    for i in np.argsort(-confidence):
+        if dropped[i]:
+            continue
+        for j in np.flatnonzero(same[i] & ~dropped):
+            dropped[j] = True
+            twins.setdefault(int(i), []).append(int(j))
+    keep = np.flatnonzero(~dropped)
+    position = {int(k): p for p, k in enumerate(keep)}
+    return keep, {position[i]: js for i, js in twins.items()}
+
+
 def _same_corner_twins(corners: Corners, angles: np.ndarray,
                        card_h: np.ndarray) -> tuple[np.ndarray, dict[int, list[int]]]:
     """Corners to keep, and the ones dropped beside each: two boxes on one printed corner.
@@ -1234,18 +1254,7 @@ def _same_corner_twins(corners: Corners, angles: np.ndarray,
     near &= corners.class_ids[:, None] == corners.class_ids[None, :]
     near &= _angle_diff(angles[:, None], angles[None, :]) < 20
     near &= np.minimum(corners.confidence[:, None], corners.confidence[None, :]) < 0.7
-    np.fill_diagonal(near, False)
-    twins: dict[int, list[int]] = {}
-    dropped = np.zeros(n, bool)
-    for i in np.argsort(-corners.confidence):
-        if dropped[i]:
-            continue
-        for j in np.flatnonzero(near[i] & ~dropped):
-            dropped[j] = True
-            twins.setdefault(int(i), []).append(int(j))
-    keep = np.flatnonzero(~dropped)
-    position = {int(k): p for p, k in enumerate(keep)}
-    return keep, {position[i]: js for i, js in twins.items()}
+    return _keep_surest(near, corners.confidence)
 
 
 def _box_iou(boxes: np.ndarray) -> np.ndarray:
@@ -1268,7 +1277,6 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     angle read apart, and it is the unsure one, while the indices of two cards of a
     column rarely overlap that much (two decks' indices in one column can).
     """
-    n = len(corners)
     centres = corners.centers
     size = np.minimum(corners.heights, corners.boxes[:, 2] - corners.boxes[:, 0])
     d = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
@@ -1278,19 +1286,7 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     same_rank = corners.class_ids[:, None] == corners.class_ids[None, :]
     unsure = np.minimum(corners.confidence[:, None], corners.confidence[None, :]) < 0.7
     same_spot |= same_rank & unsure & (_box_iou(corners.boxes) > DUPLICATE_IOU) & (turn < 60)
-    np.fill_diagonal(same_spot, False)
-    twins: dict[int, list[int]] = {}
-    dropped = np.zeros(n, bool)
-    for i in np.argsort(-corners.confidence):
-        if dropped[i]:
-            continue
-        for j in np.flatnonzero(same_spot[i] & ~dropped):
-            dropped[j] = True
-            twins.setdefault(int(i), []).append(int(j))
-        dropped[i] = False
-    keep = np.flatnonzero(~dropped)
-    position = {int(k): p for p, k in enumerate(keep)}
-    return keep, {position[i]: js for i, js in twins.items()}
+    return _keep_surest(same_spot, corners.confidence)
 
 
 def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
