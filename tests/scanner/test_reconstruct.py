@@ -40,6 +40,13 @@ def rotate_placements(placements, degrees):
     return out
 
 
+
+def _with_confidence(corners: Corners, which, value: float) -> Corners:
+    """The same corners with those at `which` read with confidence `value`."""
+    conf = corners.confidence.copy()
+    conf[which] = value
+    return Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+
 def test_column_of_four_kings_is_one_meld_of_four_cards():
     corners, reading = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
     assert len(corners) == 5  # three covered top indices + both indices of the last card
@@ -187,9 +194,7 @@ def test_upright_discard_pile_in_the_middle_is_left_out():
 
 def test_low_confidence_corner_goes_to_review():
     corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
-    conf = corners.confidence.copy()
-    conf[1] = 0.3
-    reading = read_table(Corners(corners.boxes, corners.class_ids, conf, corners.angle), (W, H))
+    reading = read_table(_with_confidence(corners, 1, 0.3), (W, H))
     low = [r for r in reading.review if r["kind"] == "low_confidence_card"]
     assert low and low[0]["cards"] == [1]
     assert reading.melds[0].confidence < 0.9
@@ -570,9 +575,7 @@ def test_a_duplicate_corner_joins_the_card_of_the_index_it_repeats():
     # The detector reports the first corner a second time, a little off and surer: the
     # first one is dropped as the duplicate, and every later corner's position shifts.
     twin = corners.boxes[0] + 2.0
-    conf = corners.confidence.copy()
-    conf[0] = 0.5
-    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    corners = _with_confidence(corners, 0, 0.5)
     corners = _with_extra(corners, [twin], [corners.class_ids[0]], [1.0], [corners.angle[0]])
     reading = read_table(corners, (W, H))
     owner = [c for c in reading.cards if len(corners) - 1 in c.corner_ids]
@@ -627,9 +630,7 @@ def _kings_with_unsure_first_card():
     scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
     corners = corners_from_scene(scene, np.random.default_rng(1))
     first = int(np.argmin(corners.centers[:, 1]))
-    conf = corners.confidence.copy()
-    conf[first] = 0.35
-    return Corners(corners.boxes, corners.class_ids, conf, corners.angle), first
+    return _with_confidence(corners, first, 0.35), first
 
 
 def test_an_unsure_corner_on_its_column_s_next_place_is_a_card():
@@ -674,9 +675,7 @@ def test_an_unsure_last_card_of_an_unevenly_laid_column_is_a_card():
     scene = scene_from_placements(table, W, H)
     corners = corners_from_scene(scene, np.random.default_rng(1))
     last = np.argsort(corners.centers[:, 1])[-2:]  # both indices of the whole last card
-    conf = corners.confidence.copy()
-    conf[last] = 0.35
-    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    corners = _with_confidence(corners, last, 0.35)
     reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K"] * 8]
 
@@ -714,9 +713,7 @@ def test_an_unsure_top_index_of_a_whole_card_with_a_sure_bottom_index_is_used():
     scene = scene_from_placements(column(["KH", "KS", "KD"], 1000, 1900), W, H)
     corners = corners_from_scene(scene, np.random.default_rng(1))
     bottom, top = np.argsort(corners.centers[:, 1])[[-1, -2]]
-    conf = corners.confidence.copy()
-    conf[top] = 0.35
-    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    corners = _with_confidence(corners, top, 0.35)
     reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K", "K", "K"]]
     assert [sorted(c.corner_ids) for c in reading.cards if bottom in c.corner_ids] == [
@@ -731,14 +728,12 @@ def test_an_index_read_twice_lies_between_its_boxes_by_confidence():
     box = corners.boxes[first]
     shift = (box[2:] - box[:2]) * 0.3
     twin = np.concatenate([box[:2] + shift, box[2:] + shift])
-    conf = corners.confidence.copy()
-    conf[first] = 0.5
-    base = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    base = _with_confidence(corners, first, 0.5)
     doubled = _with_extra(base, [twin], [corners.class_ids[first]], [0.5],
                           [corners.angle[first]])
     halfway = corners.boxes.copy()
     halfway[first] = (box + twin) / 2
-    one_box = Corners(halfway, corners.class_ids, conf, corners.angle)
+    one_box = Corners(halfway, base.class_ids, base.confidence, base.angle)
 
     def first_card(reading):
         return next(c for c in reading.cards if first in c.corner_ids)
@@ -756,9 +751,7 @@ def test_an_unsure_first_card_of_a_column_laid_aslant_is_a_card():
              for k, c in enumerate(["KH", "KS", "KD", "KC", "KH", "KS", "KD", "KC"])]
     corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
     first = int(np.argmin(corners.centers[:, 1]))
-    conf = corners.confidence.copy()
-    conf[first] = 0.35
-    corners = Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+    corners = _with_confidence(corners, first, 0.35)
     reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K"] * 8]
 
