@@ -17,12 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    w = np.clip(np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]), 0, None)
-    h = np.clip(np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]), 0, None)
-    inter = w * h
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter)
+from scanner.detector import box_iou
 
 
 def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dict[str, dict]:
@@ -42,7 +37,7 @@ def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dic
                 c[0] += 1
                 if len(boxes):
                     b = np.asarray(ind["box"])
-                    c[1] += bool(_iou(b, boxes).max() >= 0.5)
+                    c[1] += bool(box_iou(b, boxes).max() >= 0.5)
                     c[2] += bool(((centres >= b[:2]) & (centres <= b[2:])).all(axis=1).any())
     return {d: {"indices": n, "recall_iou50": round(a / n, 3), "centre_inside": round(i / n, 3)}
             for d, (n, a, i) in sorted(counts.items())}

@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +34,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
 from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
 
 MIN_VISIBLE = 0.6
-REAL_RANKS = {"nine": "9", "ten": "10", "jack": "J", "queen": "Q", "king": "K", "ace": "A"}
 
 
 def _rank_id(card: dict) -> int | None:
@@ -154,17 +153,6 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0) 
     }
 
 
-def _real_labels(xml_path: Path) -> list[tuple[str, list[float]]]:
-    root = ET.parse(xml_path).getroot()
-    out = []
-    for obj in root.iter("object"):
-        name = obj.findtext("name", "").strip().lower()
-        bb = obj.find("bndbox")
-        box = [float(bb.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax")]
-        out.append((REAL_RANKS[name], box))
-    return out
-
-
 def evaluate_real(detector: OnnxDetector, folder: Path, step: int = 1,
                   thresholds: tuple[float, ...] = ()) -> dict:
     """Share of labelled cards with a right-rank corner inside, false corners per photo.
@@ -177,7 +165,7 @@ def evaluate_real(detector: OnnxDetector, folder: Path, step: int = 1,
     runs = []
     for p in photos:
         corners, _ = detect_corners(p, detector)
-        runs.append((p, _real_labels(p.with_suffix(".xml")), corners))
+        runs.append((p, card_labels(p.with_suffix(".xml")), corners))
 
     def score(min_conf: float) -> dict:
         cards = found = false = 0
