@@ -62,14 +62,21 @@ def glyph_fraction(face: np.ndarray, box: tuple[float, float, float, float]) -> 
     return min(1.0, best[0] / n + MARGIN)
 
 
+@lru_cache(maxsize=1)
+def _manifest() -> dict:
+    import json
+
+    from datasets.art import ART_DIR
+
+    return json.loads((ART_DIR / "manifest.json").read_text())
+
+
 @lru_cache(maxsize=64)
 def design_fractions(design: str) -> dict[str, float]:
     """Rank class -> glyph fraction for one design's art (ranks without a gap left out)."""
-    import json
+    from datasets.art import load_faces
 
-    from datasets.art import ART_DIR, load_faces
-
-    m = json.loads((ART_DIR / "manifest.json").read_text())[design]
+    m = _manifest()[design]
     faces = load_faces(design)
     tokens = m["tokens"]
     out = {}
@@ -135,11 +142,12 @@ def erase_pip(rgb: np.ndarray, quad: np.ndarray, corner: str, f: float,
 
 
 def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float,
-                min_visible: float = 0.95) -> int:
+                min_visible: float = 0.95, scale: float = 1.0) -> int:
     """Erase the pips of about a share `p` of the scene's cards, in `rgb` and in `scene`.
 
     Only indices in full view are changed (a pip under another card cannot be painted
-    over without painting that card); their `box` becomes the glyph's. Returns how many.
+    over without painting that card); their `box` becomes the glyph's. `rgb` may be the
+    photo decoded at `scale` (scene coordinates stay the photo's). Returns how many.
     """
     changed = 0
     for card in scene["cards"]:
@@ -150,7 +158,8 @@ def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float
             continue
         for ind in card.get("indices", []):
             if ind.get("visible", 1.0) >= min_visible and "quad" in ind:
-                ind["box"] = erase_pip(rgb, np.asarray(ind["quad"]), ind["corner"], f, rng)
+                box = erase_pip(rgb, np.asarray(ind["quad"]) * scale, ind["corner"], f, rng)
+                ind["box"] = [v / scale for v in box]
                 changed += 1
     return changed
 

@@ -64,16 +64,8 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from datasets import glyphs
 
         rgb = rgb.copy()
-        for card in scene["cards"]:  # the decoded photo's pixels
-            for ind in card.get("indices", []):
-                ind["box"] = (np.asarray(ind["box"]) * s).tolist()
-                ind["quad"] = (np.asarray(ind["quad"]) * s).tolist()
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
-                           bare_glyph)
-        for card in scene["cards"]:
-            for ind in card.get("indices", []):
-                ind["box"] = (np.asarray(ind["box"]) / s).tolist()  # back to photo pixels
-                ind["quad"] = (np.asarray(ind["quad"]) / s).tolist()
+                           bare_glyph, scale=s)
     items = index_boxes(scene, MIN_VISIBLE)
     all_boxes = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
                          dtype=np.float32).reshape(-1, 4) * s
