@@ -109,12 +109,31 @@ def yolo_lines(boxes, x0: float, y0: float, tile: int) -> list[str]:
     return lines
 
 
+def quarter_turn(crop, lines: list[str], k: int):
+    """`crop` (square) and its YOLO label lines turned by k quarter turns counter-clockwise.
+
+    np.rot90 maps a pixel at (x, y) of a T-pixel tile to (y, T - x) per turn, so a normalised
+    box centre (cx, cy) goes to (cy, 1 - cx) and its width and height swap.
+    """
+    import numpy as np
+
+    k %= 4
+    out = []
+    for line in lines:
+        c, cx, cy, bw, bh = line.split()
+        cx, cy, bw, bh = float(cx), float(cy), float(bw), float(bh)
+        for _ in range(k):
+            cx, cy, bw, bh = cy, 1.0 - cx, bh, bw
+        out.append(f"{c} {cx:.6f} {cy:.6f} {bw:.6f} {bh:.6f}")
+    return np.ascontiguousarray(np.rot90(crop, k)), out
+
+
 def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     """Cut tiles of one scene into out_dir; returns (split, n_labels) per tile written."""
     import cv2
     import numpy as np
 
-    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph = args
+    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -154,6 +173,10 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
             crop = cv2.copyMakeBorder(crop, 0, tile - crop.shape[0], 0, tile - crop.shape[1],
                                       cv2.BORDER_CONSTANT, value=(114, 114, 114))
         lines = yolo_lines(sb, x0, y0, tile)
+        if split == "train" and quarter_turns and rng.random() < quarter_turns:
+            # A photo taken from a side of the table shows every index turned sideways;
+            # ultralytics' `degrees` only tilts, and the scenes are shot from the long sides.
+            crop, lines = quarter_turn(crop, lines, int(rng.choice([1, 3])))
         name = f"{stem}_{t}"
         cv2.imwrite(str(Path(out_dir) / split / "images" / f"{name}.jpg"), crop,
                     [cv2.IMWRITE_JPEG_QUALITY, 92])
@@ -164,7 +187,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 
 def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
-                bare_glyph: float = 0.0) -> Path:
+                bare_glyph: float = 0.0, quarter_turns: float = 0.0) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles."""
     from multiprocessing import Pool
 
@@ -175,8 +198,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         files = scene_files(d)
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
-        tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph)
-                  for f in files]
+        tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
+                   quarter_turns) for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -187,6 +210,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
     stats = {s: {"tiles": sum(1 for r in results if r[0] == s),
                  "labels": sum(r[1] for r in results if r[0] == s)} for s in scene_dirs}
     (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
+                                                    "quarter_turns": quarter_turns,
                                                     **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
@@ -251,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bare-glyph", type=float, default=0.0,
                     help="share of train cards whose pip under the rank is erased in the tiles "
                          "(datasets/glyphs.py: teaches bare-glyph indices like tango's)")
+    ap.add_argument("--quarter-turns", type=float, default=0.0,
+                    help="share of train tiles turned by 90 degrees either way (photos taken "
+                         "from a side of the table; val tiles stay as shot)")
     ap.add_argument("--extra-train", type=Path, nargs="*", default=[],
                     help="more folders of train images with YOLO labels beside them "
                          "(e.g. build/real-tiles/train/images from datasets.real_tiles)")
@@ -283,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
             val_dir = splits.get("val", splits["train"])
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
-                               {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph)
+                               {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
+                               args.quarter_turns)
         if args.extra_train:  # more train images (e.g. datasets.real_tiles), same val
             mixed = args.tiles / f"data-{args.name}.yaml"
             train_dirs = [str((args.tiles / "train" / "images").resolve())]

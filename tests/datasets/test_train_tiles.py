@@ -1,0 +1,58 @@
+"""Detector tiles of datasets.train: labels stay on the (magenta) print when tiles are turned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+from magenta_deck import GEOM, synthetic_bank
+
+from datasets import build, train
+from datasets.scene import SceneParams
+
+
+def _magenta_share(img: np.ndarray, line: str, size: int) -> float:
+    """Share of magenta pixels in the middle third of a label's box (img is BGR)."""
+    _, cx, cy, w, h = (float(v) for v in line.split())
+    cx, cy, w, h = cx * size, cy * size, w * size, h * size
+    patch = img[int(cy - h / 6): int(cy + h / 6) + 1, int(cx - w / 6): int(cx + w / 6) + 1].astype(int)
+    return float(((patch[..., 2] > patch[..., 1] + 50) & (patch[..., 0] > patch[..., 1] + 50)).mean())
+
+
+def test_quarter_turn_moves_labels_with_the_pixels():
+    img = np.full((100, 100, 3), 200, np.uint8)
+    img[10:30, 60:70] = (255, 0, 255)  # a tall magenta box, x 60-70, y 10-30
+    line = f"0 {65 / 100} {20 / 100} {10 / 100} {20 / 100}"
+    for k in (1, 2, 3):
+        turned, (moved,) = train.quarter_turn(img, [line], k)
+        assert turned.shape == img.shape and turned.flags.c_contiguous
+        _, cx, cy, w, h = (float(v) for v in moved.split())
+        ys, xs = np.nonzero(turned[..., 1] == 0)
+        assert abs(cx * 100 - (xs.min() + xs.max() + 1) / 2) < 0.6
+        assert abs(cy * 100 - (ys.min() + ys.max() + 1) / 2) < 0.6
+        assert abs(w * 100 - (xs.max() + 1 - xs.min())) < 0.6 and abs(h * 100 - (ys.max() + 1 - ys.min())) < 0.6
+        assert (w > h) == (k % 2 == 1)  # a quarter turn lays the tall box on its side
+
+
+def test_turned_train_tiles_keep_labels_on_the_print(tmp_path: Path):
+    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
+                         designs={"train": {"magenta": GEOM}, "test": {}})
+    scenes = tmp_path / "scenes"
+    for i in (0, 1, 8):  # train, train, val
+        build.build_one(3, i, scenes)
+    out = tmp_path / "tiles"
+    train.build_tiles({"train": scenes / "train", "val": scenes / "val"}, out, 320,
+                      {"train": 4, "val": 2}, seed=1, jobs=1, quarter_turns=1.0)
+    sideways = checked = 0
+    for split in ("train", "val"):
+        for img_path in sorted((out / split / "images").glob("*.jpg")):
+            img = cv2.imread(str(img_path))
+            for line in (out / split / "labels" / f"{img_path.stem}.txt").read_text().splitlines():
+                w, h = (float(v) for v in line.split()[3:])
+                if w > 6 / 320 and h > 6 / 320:
+                    assert _magenta_share(img, line, 320) > 0.5, (split, img_path.name, line)
+                    checked += 1
+                    sideways += split == "train" and w > h * 1.2
+                    assert split == "train" or h > w  # val tiles are never turned
+    assert checked > 20 and sideways > 10
