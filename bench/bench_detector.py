@@ -7,6 +7,8 @@
   (15 rank classes, a corner matches a readable index, visible >= 0.6, at IoU >= 0.5;
   detections on barely visible indices are ignored, as COCO does with "difficult"
   boxes), the one-class index AP50, recall, and the rank accuracy of matched corners.
+  `--turn 90` (or 180, 270) turns every test photo counter-clockwise first, as if taken
+  from another side of the table (the scenes are shot from a long side).
 - `real`: on the labelled real photos (card-level boxes, rank only), the share of
   labelled cards with a detected corner of the right rank whose centre lies inside the
   card's box, and false corners per photo (a corner whose centre is inside no labelled
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
 from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
+from scanner.imageio import Photo, load_photo  # noqa: E402
 
 MIN_VISIBLE = 0.6
 
@@ -90,8 +93,29 @@ def _match(det_boxes, det_scores, gt_boxes, ignore_boxes, iou_thr=0.5):
     return tp, gt_of, ignored
 
 
-def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0) -> dict:
-    """Corner mAP50 (15 classes), index AP50, recall and rank accuracy on rendered scenes."""
+def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray:
+    """xyxy `boxes` of a width x height photo after k counter-clockwise quarter turns
+    (np.rot90: a point (x, y) goes to (y, width - x), and the photo's sides swap)."""
+    b = np.asarray(boxes, np.float32).reshape(-1, 4).copy()
+    for _ in range(k % 4):
+        b = np.stack([b[:, 1], width - b[:, 2], b[:, 3], width - b[:, 0]], axis=1)
+        width, height = height, width
+    return b
+
+
+def _turned_photo(path: Path, detector: OnnxDetector, k: int) -> Photo:
+    photo = load_photo(path, long_side=detector.decode_long_side)
+    if k % 2:
+        return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), photo.height, photo.width,
+                     photo.format, photo.scale)
+    return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), photo.width, photo.height,
+                 photo.format, photo.scale)
+
+
+def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, turn: int = 0) -> dict:
+    """Corner mAP50 (15 classes), index AP50, recall and rank accuracy on rendered scenes
+    (each photo turned counter-clockwise by `turn` degrees, a multiple of 90)."""
+    turns = (turn // 90) % 4
     files = sorted(scene_dir.rglob("scene_*.json"))[: limit or None]
     per_class = {c: ([], [], 0) for c in range(len(INDEX_CLASSES))}
     idx_scores, idx_tp, n_gt_total, rank_ok, matched = [], [], 0, 0, 0
@@ -111,7 +135,13 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0) 
         gt_boxes = np.asarray(gt_boxes, np.float32).reshape(-1, 4)
         gt_cls = np.asarray(gt_cls, int)
         ign = np.asarray(ign, np.float32).reshape(-1, 4)
-        corners, _ = detect_corners(f.with_name(scene["image"]["file"]), detector)
+        src = f.with_name(scene["image"]["file"])
+        if turns:
+            w, h = scene["image"]["width"], scene["image"]["height"]
+            gt_boxes, ign = turn_boxes(gt_boxes, w, h, turns), turn_boxes(ign, w, h, turns)
+            gt_ang = [a - 90 * turns for a in gt_ang]  # up becomes left after a counter-clockwise turn
+            src = _turned_photo(src, detector, turns)
+        corners, _ = detect_corners(src, detector)
         n_gt_total += len(gt_boxes)
         # One-class: is an index found at all?
         tp, gt_of, ignored = _match(corners.boxes, corners.confidence, gt_boxes, ign)
@@ -141,7 +171,7 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0) 
             aps[INDEX_CLASSES[c]] = round(average_precision(np.concatenate(s), np.concatenate(t), n), 4)
     all_err = np.concatenate(angle_err) if angle_err else np.zeros(0)
     return {
-        "scenes": len(files), "indices": n_gt_total,
+        "scenes": len(files), "turn_deg": 90 * turns, "indices": n_gt_total,
         "map50": round(float(np.mean(list(aps.values()))), 4) if aps else None,
         "index_ap50": round(average_precision(np.concatenate(idx_scores), np.concatenate(idx_tp),
                                               n_gt_total), 4) if files else None,
@@ -263,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch-weights", type=Path, default=ROOT / "runs" / "detector" / "weights" / "best.pt")
     ap.add_argument("--torch-python", type=Path, default=ROOT / ".venv-train" / "bin" / "python")
     ap.add_argument("--parts", default="synthetic,real,speed")
+    ap.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
+                    help="turn the synthetic photos counter-clockwise first (a photo from another side)")
     ap.add_argument("--conf", type=float, default=None, help="override the detection threshold")
     ap.add_argument("--min-confidence", type=float, default=None,
                     help="override the final confidence gate")
@@ -281,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence)
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
-        report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit)
+        report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)
     if "real" in parts and args.real.is_dir():
         report["real"] = evaluate_real(detector, args.real, args.real_step, sweep)
     if "speed" in parts:
