@@ -128,7 +128,8 @@ class OnnxDetector:
     def __init__(self, model_dir: str | os.PathLike | None = None, threads: int | None = None,
                  conf: float | None = None, iou: float | None = None,
                  long_sides: tuple[int, ...] | None = None,
-                 min_confidence: float | None = None) -> None:
+                 min_confidence: float | None = None,
+                 reader_turns: tuple[int, ...] | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -155,6 +156,9 @@ class OnnxDetector:
         # synthetic val split and the real photos' train folder, see MODEL_CARD.md).
         self.min_confidence = float(min_confidence if min_confidence is not None
                                     else run.get("min_confidence", 0.0))
+        # Quarter turns each index crop is also read at (test-time augmentation; 0 = as is).
+        self.reader_turns = tuple(int(k) % 4 for k in (reader_turns if reader_turns is not None
+                                                       else run.get("reader_turns", (0,)))) or (0,)
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -230,10 +234,20 @@ class OnnxDetector:
         if len(boxes) == 0:
             return np.zeros((0, len(self.classes)), np.float32), np.zeros(0, np.float32)
         crops = crop_indices(_as_rgb(rgb), boxes, self.crop_size, self.crop_margin)
-        blob = crops.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
-        logits, angle = self._cls.run(None, {self._cls_input: blob})
-        angles = np.degrees(np.arctan2(angle[:, 1], angle[:, 0])) % 360
-        return _softmax(logits), angles.astype(np.float32)
+        # Each crop is read as it is and turned by `reader_turns` quarter turns, in one
+        # batch; the probabilities and the direction vectors are averaged. A turned view
+        # reads the direction turned with it: up in the photo is left after a
+        # counter-clockwise quarter turn, so it is turned back by 90 degrees per turn.
+        turns = self.reader_turns
+        views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
+        blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
+        logits, direction = self._cls.run(None, {self._cls_input: blob})
+        n = len(crops)
+        probs = _softmax(logits).reshape(len(turns), n, -1).mean(axis=0)
+        read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
+        back = read + np.radians(90.0 * np.asarray(turns, np.float64))[:, None]
+        angles = np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0))) % 360
+        return probs.astype(np.float32), angles.astype(np.float32)
 
     def detect(self, rgb: np.ndarray) -> Corners:
         """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels."""

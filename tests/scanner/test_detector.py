@@ -201,3 +201,19 @@ def test_bad_input_is_an_image_error(tmp_path) -> None:
 def test_detect_returns_corners_type(detector) -> None:
     out = detector.detect(np.zeros((64, 64, 3), np.uint8))
     assert isinstance(out, Corners)
+
+
+def test_turned_reads_give_the_same_rank_and_direction(scene) -> None:
+    """The reader's test-time quarter turns: each turned view is turned back before averaging."""
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    boxes, classes = _readable(scene)
+    as_is = OnnxDetector(reader_turns=(0,))
+    probs0, angles0 = as_is.read(rgb, boxes)
+    for turns in ((1,), (3,), (0, 1, 2, 3)):
+        probs, angles = OnnxDetector(reader_turns=turns).read(rgb, boxes)
+        assert probs.shape == probs0.shape and np.allclose(probs.sum(axis=1), 1, atol=1e-4)
+        d = np.abs((angles - angles0 + 180) % 360 - 180)
+        assert np.mean(d < 30) >= 0.9, (turns, np.round(d))
+        assert np.mean(probs.argmax(axis=1) == probs0.argmax(axis=1)) >= 0.9
+    both = OnnxDetector(reader_turns=(0, 1, 2, 3)).read(rgb, boxes)[0].argmax(axis=1)
+    assert np.mean(both == np.asarray(classes)) >= np.mean(probs0.argmax(axis=1) == np.asarray(classes)) - 0.05
