@@ -298,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conf", type=float, default=None, help="override the detection threshold")
     ap.add_argument("--min-confidence", type=float, default=None,
                     help="override the final confidence gate")
+    ap.add_argument("--long-sides", default=None,
+                    help="override the detector passes' long sides, e.g. 1600,640")
     ap.add_argument("--reader-turns", default=None,
                     help="override the reader's test-time quarter turns, e.g. 0 or 0,1,2,3")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
@@ -313,9 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     report["model_files_mb"] = {k: round(v / 1e6, 2) for k, v in model_bytes.items()}
     report["model_total_mb"] = round(sum(model_bytes.values()) / 1e6, 2)
     turns = tuple(int(k) for k in args.reader_turns.split(",")) if args.reader_turns else None
+    sides = tuple(int(k) for k in args.long_sides.split(",")) if args.long_sides else None
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
-                            reader_turns=turns)
+                            reader_turns=turns, long_sides=sides)
     report["reader_turns"] = list(detector.reader_turns)
+    report["long_sides"] = list(detector.long_sides)
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)
