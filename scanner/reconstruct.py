@@ -516,6 +516,11 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
     return cards
 
 
+# a card whose centre lies within this of a parallel card's (across the line, card
+# heights) lies in a row with it
+ROW_LINE = 0.06
+
+
 def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
     """Put a one-index card where its column says: its index may be a top-right one.
 
@@ -539,7 +544,14 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
         # neighbours up or down the column, not beside it in a row
         close = parallel & (along > 0.12 * card_h) & (along < 1.2 * card_h)
         offsets.append(np.where(close, lateral, np.inf).min(axis=1))
+        if not offsets[1:]:
+            # a card lying in a row where it is (a parallel card beside it, on its line,
+            # less than half a card width away) stays: its other placement only reaches
+            # a neighbouring column's card (a row spread either way fits both)
+            in_row = parallel & (along < ROW_LINE * card_h) & (lateral > 0.1 * card_h) \
+                & (lateral < 0.35 * card_h)
     move = (offsets[1] < 0.12 * card_h) & (offsets[1] + 0.15 * card_h < offsets[0])
+    move &= ~in_row.any(axis=1)
     for k in np.flatnonzero(move):
         card = cards[single[k]]
         card.center, card.other_center = card.other_center, card.center

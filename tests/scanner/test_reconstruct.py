@@ -803,3 +803,19 @@ def test_a_lone_red_three_seen_by_its_bottom_index_counts_for_its_side():
     assert [t["red_threes"] for t in layout["teams"]] == [1, 0]
     assert layout["teams"][0]["melds"] == [["6", "6", "6"]]
     assert layout["teams"][1]["melds"] == [["8", "8", "8"]]
+
+
+def test_card_of_a_row_stays_in_the_row_below_a_column():
+    # a row of sevens with a column of eights above it: the fourth seven's index, taken
+    # for a top-right one, would put it right under the eights' column; a card with row
+    # neighbours beside it on its line is in the row (scene 628 of the val photos)
+    width = 0.714 * CARD_H
+    step = 0.2 * width
+    row = [{"card": c, "x": 1000 + k * step, "y": 2000, "angle": 0.0}
+           for k, c in enumerate(["7H", "7S", "2C", "7C", "7D", "7H", "7S"])]
+    eights = column(["8H", "8S", "8D"], row[3]["x"] - 0.96 * width,
+                    2000 - (0.8 + 0.44) * CARD_H)
+    _, reading = read(eights + row)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("7", "7", "7", "7", "7", "7", "2"),
+                                                           ("8", "8", "8")]
+    assert not any(r["kind"] == "card_note" for r in reading.review)  # nothing inferred
