@@ -1632,6 +1632,18 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             meld.problems.append(f"squared-up canasta: count it (guessed {meld.naturals} "
                                  f"naturals{', ' + str(len(meld.wilds)) + ' wilds' if meld.wilds else ''})")
             cards[member_ids[0]].role = ROLE_SQUARED
+        elif meld.size == 2 and _pair_in_a_line(cards, stacks, member_ids) \
+                and on_table[rank] < PACK_LIMITS.get(rank, 8):
+            # Two cards of a rank lying in one stack on a team's side: no meld has fewer
+            # than three, so a third lies there unseen (its only index missed or covered).
+            # Counted as a natural of the rank, placed a step before the first.
+            hidden = _add_third_card(cards, stacks, member_ids, rank)
+            member_ids = sorted(member_ids + [hidden])
+            meld.card_ids = member_ids
+            meld.naturals += 1
+            on_table[rank] += 1
+            meld.confidence = 0.5 * min(cards[i].confidence for i in member_ids)
+            meld.problems.append(f"a meld needs 3 cards: a third, unseen, counted as a {rank}")
         elif meld.size < 3:
             for i in member_ids:
                 cards[i].role = ROLE_UNMELDED
@@ -1689,6 +1701,30 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                                 "threes; the pack holds 4", team=team))
     _sort_team_melds(melds)
     return melds, red_threes
+
+
+def _pair_in_a_line(cards: list[CardReading], stacks: list[list[int]], pair: list[int]) -> bool:
+    """Whether two cards are the whole of one stack, parallel, each read as one rank."""
+    stack = {cards[i].stack for i in pair}
+    if len(stack) != 1 or sorted(stacks[stack.pop()]) != sorted(pair):
+        return False
+    a, b = (cards[i] for i in pair)
+    return bool(_angle_diff(a.angle, b.angle) < 15.0) and not any(
+        n.startswith("its corners read different ranks") for i in pair for n in cards[i].notes)
+
+
+def _add_third_card(cards: list[CardReading], stacks: list[list[int]], pair: list[int],
+                    rank: str) -> int:
+    """Add the unseen third card of a meld seen as two cards of one stack; its index."""
+    a, b = (cards[i] for i in pair)
+    angle = _circular_mean(np.array([a.angle, b.angle]))
+    up = _unit_vectors(np.array([angle]))[0][0]
+    pa, pb = np.asarray(a.center), np.asarray(b.center)
+    first, second = (pa, pb) if pa @ up >= pb @ up else (pb, pa)
+    centre = first + (first - second)
+    _add_hidden(cards, stacks[a.stack], a.stack, a.team, rank, angle, [centre],
+                f"third card of a meld seen as two: counted as a {rank}")
+    return len(cards) - 1
 
 
 def _sort_team_melds(melds: list[MeldReading]) -> None:

@@ -154,13 +154,35 @@ def test_squared_canasta_is_flagged_with_a_guess():
     assert reading.review[0]["kind"] == "squared_canasta"
 
 
-def test_pair_is_not_a_meld_and_is_reported():
-    table = column(["6H", "6S", "6D"], 1000, 2000) + column(["9H", "9S"], 1600, 2000)
+def test_pair_apart_is_not_a_meld_and_is_reported():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [
+        {"card": c, "x": x, "y": 2000, "angle": 0} for c, x in (("9H", 1600), ("9S", 2100))]
     _, reading = read(table)
     assert team_melds(reading, 0) == [["6", "6", "6"]]
     nines = [c for c in reading.cards if c.rank == "9"]
     assert all(c.role == "unmelded" and c.meld is None and c.team == 0 for c in nines)
     assert any(r["kind"] == "not_a_meld" for r in reading.review)
+
+
+def test_column_of_two_is_a_meld_of_three_with_its_third_card_unseen():
+    # no meld has fewer than three cards: a column of two on a team's side lost one
+    # (its only index missed or covered), counted as a natural and flagged
+    table = column(["6H", "6S", "6D"], 1000, 2000) + column(["9H", "9S"], 1600, 2000)
+    _, reading = read(table)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("6", "6", "6"), ("9", "9", "9")]
+    nines = [c for c in reading.cards if c.rank == "9"]
+    assert len(nines) == 3 and sum(not c.corner_ids for c in nines) == 1
+    assert all(c.role == "meld" and c.team == 0 for c in nines)
+    assert any(r["kind"] == "meld_rule" and "needs 3" in r["message"] for r in reading.review)
+    assert not any(r["kind"] == "not_a_meld" for r in reading.review)
+
+
+def test_two_cards_of_a_pile_are_not_made_a_meld():
+    # a card of another rank lying across a pair: a pile, not a column missing a card
+    table = column(["9H", "9S"], 1600, 2000) + [
+        {"card": "KC", "x": 1600, "y": 2000 + 0.3 * CARD_H, "angle": 90}]
+    _, reading = read(table)
+    assert team_melds(reading, 0) == []
 
 
 def test_more_cards_than_the_pack_holds_is_reported():
@@ -636,7 +658,8 @@ def _kings_with_unsure_first_card():
 def test_an_unsure_corner_on_its_column_s_next_place_is_a_card():
     corners, first = _kings_with_unsure_first_card()
     gated = read_table(corners, (W, H), min_confidence=0.4)
-    assert team_melds(gated, 0) == []  # two sure kings: not a meld
+    # two sure kings: the third card is unseen (counted, flagged)
+    assert [c.corner_ids for c in gated.cards if c.rank == "K"].count([]) == 1
     reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K", "K", "K"]]
     assert any(first in c.corner_ids for c in reading.cards)
