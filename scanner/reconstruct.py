@@ -1142,6 +1142,10 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     return cards, stacks, typical_h, geo, stack_team
 
 
+# a line's step within this share of a whole number of the table's steps holds cards unseen
+TABLE_STEP_FIT = 0.15
+
+
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
                        card_h: float) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
@@ -1158,6 +1162,7 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     sure one). Returns the corners (caller's numbers) of the supported cards.
     """
     out: list[int] = []
+    steps = _table_steps(cards, stacks, sure, card_h)
     for stack in stacks:
         held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
@@ -1179,28 +1184,74 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             # the whole line, else its four cards nearest the card (a stack may join a
             # column to a neighbour, or bend)
             near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
-            if (_fills_a_place(centre, pts, angle, card_h)
-                    or _fills_a_place(centre, near, angle, card_h)):
+            if (_fills_a_place(centre, pts, angle, card_h, steps)
+                    or _fills_a_place(centre, near, angle, card_h, steps)):
                 out.extend(card.corner_ids)
     return out
 
 
-def _fills_a_place(centre: np.ndarray, line: np.ndarray, angle: float, card_h: float) -> bool:
-    """Whether a card at `centre` takes an empty place of the column or row of cards `line`."""
+def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(along, across) unit vectors of a column and of a row of cards at `angle`."""
+    up, right = _unit_vectors(np.array([angle]))
+    return (-up[0], right[0]), (right[0], -up[0])
+
+
+def _line_step(along: np.ndarray) -> float:
+    """A line's regular step: the median of its smaller gaps (a gap may hide a card)."""
+    gaps = np.diff(np.sort(along))
+    return float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
+                 if len(gaps) >= 3 else gaps.min())
+
+
+def _table_steps(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
+                 card_h: float) -> tuple[float | None, float | None]:
+    """The step of the table's columns and of its rows, read off their sure cards.
+
+    A team lays its columns with one step (and its rows with another): where a line
+    shows only two sure cards two or three steps apart, the table's step says where
+    the places between them are. None where no line of three or more sure cards shows
+    it.
+    """
+    found: tuple[list[float], list[float]] = ([], [])
+    for stack in stacks:
+        held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
+        if len(held) < 3 or len(_natural_ranks(cards, held)) != 1:
+            continue
+        pts = np.array([cards[i].center for i in held])
+        angle = _circular_mean(np.array([cards[i].angle for i in held]))
+        for k, (along_axis, across_axis) in enumerate(_line_axes(angle)):
+            along, across = pts @ along_axis, pts @ across_axis
+            if np.ptp(along) < 0.1 * card_h or np.ptp(across) > 0.3 * card_h:
+                continue
+            step = _line_step(along)
+            if 0.1 * card_h <= step <= 0.5 * card_h:
+                found[k].append(step)
+    return tuple(float(np.median(f)) if f else None for f in found)
+
+
+def _fills_a_place(centre: np.ndarray, line: np.ndarray, angle: float, card_h: float,
+                   table_steps: tuple[float | None, float | None] = (None, None)) -> bool:
+    """Whether a card at `centre` takes an empty place of the column or row of cards `line`.
+
+    A line whose own step is two or three of the table's (`table_steps`, for columns and
+    rows) is taken to have cards missing between its cards: its places are the table's.
+    """
     if len(line) < 2:
         return False
-    up, right = _unit_vectors(np.array([angle]))
-    for along_axis, across_axis in ((-up[0], right[0]), (right[0], -up[0])):  # column, row
+    for (along_axis, across_axis), table_step in zip(_line_axes(angle), table_steps,
+                                                     strict=True):
         along, across = line @ along_axis, line @ across_axis
         if np.ptp(along) < 0.1 * card_h or np.ptp(across) > 0.3 * card_h:
             continue
         places = np.sort(along)
         gaps = np.diff(places)
-        # the smallest steps are the regular ones (a gap may hide a card)
-        step = float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
-                     if len(gaps) >= 3 else gaps.min())
+        step = _line_step(along)
         if gaps.min() < 0.1 * card_h or step > 0.7 * card_h:
             continue  # two cards on one spot, or cards apart: not a clean line
+        if table_step is not None:
+            m = round(step / table_step)
+            if m >= 2 and abs(step / m - table_step) <= TABLE_STEP_FIT * table_step:
+                step /= m
         fit = np.polyfit(along, across, 1) if len(line) > 2 else [0.0, across.mean()]
         a, c = centre @ along_axis, centre @ across_axis
         place = (a - places[np.argmin(np.abs(places - a))]) / step

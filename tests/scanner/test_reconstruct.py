@@ -842,3 +842,20 @@ def test_card_of_a_row_stays_in_the_row_below_a_column():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("7", "7", "7", "7", "7", "7", "2"),
                                                            ("8", "8", "8")]
     assert not any(r["kind"] == "card_note" for r in reading.review)  # nothing inferred
+
+
+def test_an_unsure_card_between_two_sure_ones_two_table_steps_apart_is_a_card():
+    # the queens' column shows two sure cards two steps apart: its own step says the
+    # unsure one between them is off its places, the kings' column (the table's step)
+    # that it is on one
+    table = column(["KH", "KS", "KD", "KC"], 1000, 1900) + column(["QH", "QS", "QD"],
+                                                                   1600, 1900)
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    queens = np.flatnonzero(corners.class_ids == CLASS_ID["Q"])
+    middle = int(queens[np.argsort(corners.centers[queens, 1])[1]])
+    corners = _with_confidence(corners, middle, 0.35)
+    reading = read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("K",) * 4, ("Q",) * 3]
+    assert any(middle in c.corner_ids for c in reading.cards)
+    assert not [r for r in reading.review if r["kind"] == "unsure_corners"]
