@@ -557,12 +557,19 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
         card.center, card.other_center = card.other_center, card.center
 
 
+# a second rank of a stack read with less mean rank confidence than this is a misread
+MISREAD_GROUP = 0.7
+
+
 def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
     """Split a stack holding two or more ranks with several cards each: touching melds.
 
     Melds laid close together can overlap a little; a discard pile shows mostly single
     cards of many ranks. Each rank with two or more naturals becomes its own stack, and
-    wild cards and single odd cards go with the nearest of them.
+    wild cards and single odd cards go with the nearest of them. A rank with no more
+    cards than the stack's leading one, read unsurely (its cards' mean rank confidence
+    under 0.7), is a misread of the leading rank instead (a bare 6 and 9 are one glyph
+    turned): the cards of touching melds are read surely.
     """
     out = []
     for stack in stacks:
@@ -570,7 +577,20 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
         for i in stack:
             if not cards[i].is_wild:
                 by_rank[cards[i].rank].append(i)
-        groups = [ids for ids in by_rank.values() if len(ids) >= 2]
+        groups = sorted((ids for ids in by_rank.values() if len(ids) >= 2),
+                        key=lambda ids: (-len(ids), -sum(cards[i].rank_confidence for i in ids)))
+        if len(groups) >= 2:
+            lead = cards[groups[0][0]].rank
+            for ids in groups[1:]:
+                if np.mean([cards[i].rank_confidence for i in ids]) >= MISREAD_GROUP:
+                    continue
+                for i in ids:
+                    cards[i].notes.append(f"read as {cards[i].rank} in a column of {lead}: "
+                                          f"counted as {lead}")
+                    cards[i].rank = lead
+                    cards[i].confidence *= 0.5
+                groups[0] = groups[0] + ids
+            groups = [g for g in groups if cards[g[0]].rank != lead or g is groups[0]]
         if len(groups) < 2:
             out.append(stack)
             continue

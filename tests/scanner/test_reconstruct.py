@@ -859,3 +859,22 @@ def test_an_unsure_card_between_two_sure_ones_two_table_steps_apart_is_a_card():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("K",) * 4, ("Q",) * 3]
     assert any(middle in c.corner_ids for c in reading.cards)
     assert not [r for r in reading.review if r["kind"] == "unsure_corners"]
+
+
+def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
+    # a bare 6 read as a 9 on two cards of a column of sixes, unsurely: one meld of six
+    # sixes, not a column split into 6 6 6 6 and a pair of nines
+    corners, _ = read(column(["6H", "6S", "6D", "6C", "6H", "6S"], 1000, 1700))
+    order = np.argsort(corners.centers[:, 1])
+    class_ids, rank_conf = corners.class_ids.copy(), corners.confidence.copy()
+    class_ids[order[[1, 3]]] = CLASS_ID["9"]
+    rank_conf[order[[1, 3]]] = 0.55
+    misread = Corners(corners.boxes, class_ids, corners.confidence, corners.angle, rank_conf)
+    reading = read_table(misread, (W, H))
+    assert team_melds(reading, 0) == [["6"] * 6]
+    assert sum("counted as 6" in r["message"] for r in reading.review) == 2
+    # read surely, the nines are a touching meld of their own
+    rank_conf[order[[1, 3]]] = 0.95
+    sure = read_table(Corners(corners.boxes, class_ids, corners.confidence, corners.angle,
+                              rank_conf), (W, H))
+    assert not any("counted as 6" in r["message"] for r in sure.review)
