@@ -302,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the detector passes' long sides, e.g. 1600,640")
     ap.add_argument("--reader-turns", default=None,
                     help="override the reader's test-time quarter turns, e.g. 0 or 0,1,2,3")
+    ap.add_argument("--reread-below", type=float, default=None,
+                    help="read again turned only the crops read with a rank probability under this")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -317,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     turns = tuple(int(k) for k in args.reader_turns.split(",")) if args.reader_turns else None
     sides = tuple(int(k) for k in args.long_sides.split(",")) if args.long_sides else None
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
-                            reader_turns=turns, long_sides=sides)
+                            reader_turns=turns, long_sides=sides, reread_below=args.reread_below)
     report["reader_turns"] = list(detector.reader_turns)
+    report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():

@@ -129,7 +129,8 @@ class OnnxDetector:
                  conf: float | None = None, iou: float | None = None,
                  long_sides: tuple[int, ...] | None = None,
                  min_confidence: float | None = None,
-                 reader_turns: tuple[int, ...] | None = None) -> None:
+                 reader_turns: tuple[int, ...] | None = None,
+                 reread_below: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -156,9 +157,12 @@ class OnnxDetector:
         # synthetic val split and the real photos' train folder, see MODEL_CARD.md).
         self.min_confidence = float(min_confidence if min_confidence is not None
                                     else run.get("min_confidence", 0.0))
-        # Quarter turns each index crop is also read at (test-time augmentation; 0 = as is).
+        # Test-time augmentation of the reader: a crop whose rank it reads with a probability
+        # under `reread_below` is read again turned by these quarter turns (0 = as is).
         self.reader_turns = tuple(int(k) % 4 for k in (reader_turns if reader_turns is not None
                                                        else run.get("reader_turns", (0,)))) or (0,)
+        self.reread_below = float(reread_below if reread_below is not None
+                                  else run.get("reread_below", 1.01))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -229,25 +233,40 @@ class OnnxDetector:
         keep = non_max_suppression(boxes, scores, self.iou)
         return boxes[keep], scores[keep]
 
-    def read(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stage 2 only: class probabilities (N, classes) and angles (N,) in degrees."""
-        if len(boxes) == 0:
-            return np.zeros((0, len(self.classes)), np.float32), np.zeros(0, np.float32)
-        crops = crop_indices(_as_rgb(rgb), boxes, self.crop_size, self.crop_margin)
-        # Each crop is read as it is and turned by `reader_turns` quarter turns, in one
-        # batch; the probabilities and the direction vectors are averaged. A turned view
-        # reads the direction turned with it: up in the photo is left after a
-        # counter-clockwise quarter turn, so it is turned back by 90 degrees per turn.
-        turns = self.reader_turns
+    def _read_views(self, crops: np.ndarray, turns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Class probabilities (len(turns), N, classes) and directions (len(turns), N, radians)
+        of `crops` read turned by each of `turns` quarter turns (counter-clockwise), in one
+        batch. A turned view reads the direction turned with it (up in the photo is left
+        after a quarter turn), so each is turned back by 90 degrees per turn."""
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
         logits, direction = self._cls.run(None, {self._cls_input: blob})
         n = len(crops)
-        probs = _softmax(logits).reshape(len(turns), n, -1).mean(axis=0)
+        probs = _softmax(logits).reshape(len(turns), n, -1)
         read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
-        back = read + np.radians(90.0 * np.asarray(turns, np.float64))[:, None]
-        angles = np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0))) % 360
-        return probs.astype(np.float32), angles.astype(np.float32)
+        return probs, read + np.radians(90.0 * np.asarray(turns, np.float64))[:, None]
+
+    def read(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stage 2 only: class probabilities (N, classes) and angles (N,) in degrees.
+
+        A crop read as it is with a rank probability under `reread_below` is read again
+        turned by the other `reader_turns`, and the readings are averaged (probabilities,
+        and directions as unit vectors).
+        """
+        if len(boxes) == 0:
+            return np.zeros((0, len(self.classes)), np.float32), np.zeros(0, np.float32)
+        crops = crop_indices(_as_rgb(rgb), boxes, self.crop_size, self.crop_margin)
+        probs, back = self._read_views(crops, (0,))
+        extra = tuple(k for k in self.reader_turns if k != 0)
+        unsure = np.flatnonzero(probs[0, :, :len(INDEX_CLASSES)].max(axis=1) < self.reread_below)
+        if extra and len(unsure):
+            more_p, more_b = self._read_views(crops[unsure], extra)
+            probs[0, unsure] = (probs[0, unsure] + more_p.sum(axis=0)) / (1 + len(extra))
+            sin = np.sin(back[0, unsure]) + np.sin(more_b).sum(axis=0)
+            cos = np.cos(back[0, unsure]) + np.cos(more_b).sum(axis=0)
+            back[0, unsure] = np.arctan2(sin, cos)
+        angles = np.degrees(back[0]) % 360
+        return probs[0].astype(np.float32), angles.astype(np.float32)
 
     def detect(self, rgb: np.ndarray) -> Corners:
         """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels."""
