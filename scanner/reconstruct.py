@@ -557,6 +557,8 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
         card.center, card.other_center = card.other_center, card.center
 
 
+# wild cards a meld may hold (Classic Canasta)
+MAX_WILDS = 3
 # a second rank of a stack read with less mean rank confidence than this is a misread
 MISREAD_GROUP = 0.7
 
@@ -1681,6 +1683,7 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             review.append(_item("lone_wild", 0.3, f"wild card {card.rank} (card {w}) is not "
                                 "in any meld", cards=[w], team=card.team))
 
+    _rehome_surplus_wilds(cards, naturals, wild_home, card_h)
     on_table = Counter(c.rank for c in cards)
     melds: list[MeldReading] = []
     for (team, rank), ids in sorted(naturals.items(), key=lambda kv: (kv[0][0], min(kv[1]))):
@@ -1796,6 +1799,47 @@ def _add_third_card(cards: list[CardReading], stacks: list[list[int]], pair: lis
     _add_hidden(cards, stacks[a.stack], a.stack, a.team, rank, angle, [centre],
                 f"third card of a meld seen as two: counted as a {rank}")
     return len(cards) - 1
+
+
+def _rehome_surplus_wilds(cards: list[CardReading], naturals: dict[tuple[int, str], list[int]],
+                          wild_home: dict[int, tuple[int, str]], card_h: float) -> None:
+    """Move wilds a meld holds beyond three to a neighbouring meld of the team that has room.
+
+    A meld holds at most three wild cards, so a fourth is most likely a neighbouring
+    meld's (the whole last card of the next column, lying against this one): of the
+    surplus candidates (whole cards: a covered wild lies inside its own column), the
+    one lying nearest another meld of the team (within 1.2 card heights of its
+    naturals, relative to its distance to its own) goes there, if that meld holds
+    fewer than three. Noted for review.
+    """
+    def distance(w: int, ids: list[int]) -> float:
+        return min(math.dist(cards[w].center, cards[i].center) for i in ids)
+
+    held: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for w, home in wild_home.items():
+        held[home].append(w)
+    for home, ws in list(held.items()):
+        while len(ws) > MAX_WILDS:
+            best = None
+            for w in ws:
+                if not cards[w].fully_visible:
+                    continue  # a covered wild lies inside its column
+                own = distance(w, naturals[home])
+                for key, ids in naturals.items():
+                    if key[0] != home[0] or key == home or len(ids) < 2 \
+                            or len(held[key]) >= MAX_WILDS:
+                        continue
+                    d = distance(w, ids)
+                    if d < 1.2 * card_h and (best is None or d - own < best[0]):
+                        best = (d - own, w, key)
+            if best is None:
+                break
+            _, w, key = best
+            ws.remove(w)
+            held[key].append(w)
+            wild_home[w] = key
+            cards[w].notes.append(f"a fourth wild of the {home[1]} meld: put with the "
+                                  f"{key[1]} meld next to it")
 
 
 def _sort_team_melds(melds: list[MeldReading]) -> None:

@@ -878,3 +878,28 @@ def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
     sure = read_table(Corners(corners.boxes, class_ids, corners.confidence, corners.angle,
                               rank_conf), (W, H))
     assert not any("counted as 6" in r["message"] for r in sure.review)
+
+
+def test_a_fourth_wild_goes_to_the_neighbouring_meld_with_room():
+    from scanner.reconstruct import CardReading, _rehome_surplus_wilds
+
+    def card(rank, x, y, whole=False):
+        return CardReading(rank=rank, corner_ids=[0], center=(x, y), angle=0.0,
+                           confidence=0.9, fully_visible=whole, team=0)
+
+    step = 0.22 * CARD_H
+    tens = [card("10", 1000, 1000 + k * step) for k in range(4)]
+    wilds = [card("2", 1000, 1000 + k * step) for k in range(4, 7)]
+    nines = [card("9", 1200, 1000 + k * step) for k in range(3)]
+    stray = card("2", 1150, 1000 + 4.5 * step, whole=True)  # the nines' last card
+    cards = tens + wilds + nines + [stray]
+    naturals = {(0, "10"): [0, 1, 2, 3], (0, "9"): [7, 8, 9]}
+    home = {w: (0, "10") for w in (4, 5, 6, 10)}
+    _rehome_surplus_wilds(cards, naturals, home, CARD_H)
+    assert home[10] == (0, "9") and [home[w] for w in (4, 5, 6)] == [(0, "10")] * 3
+    assert cards[10].notes
+    # a covered wild lies inside its column: four of them stay (the rule check flags it)
+    cards[10].fully_visible = False
+    home = {w: (0, "10") for w in (4, 5, 6, 10)}
+    _rehome_surplus_wilds(cards, naturals, home, CARD_H)
+    assert set(home.values()) == {(0, "10")}
