@@ -1085,6 +1085,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
                                                             image_size, geo)
     _infer_hidden_cards(cards, stacks, typical_h)
+    _hidden_within_the_pack(cards)
     review: list[dict] = []
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
     _check_pack(cards, review)
@@ -1480,6 +1481,33 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
         if kind == "column":
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+def _hidden_within_the_pack(cards: list[CardReading]) -> None:
+    """Count as wilds the hidden cards of a rank the pack has no more naturals of.
+
+    A gap in a column shows that a card lies there, not which: counted as a natural of
+    the column's rank, it may take the table past the pack's copies of that rank (8 in
+    two decks), and then it is a wild (the detector misses jokers most).
+    """
+    on_sides = Counter(c.rank for c in cards if c.team is not None)
+    for rank, n in sorted(on_sides.items()):
+        excess = n - PACK_LIMITS.get(rank, 8)
+        if excess <= 0 or rank in WILD_CLASSES:
+            continue
+        hidden = [c for c in cards if c.rank == rank and not c.corner_ids and c.team is not None]
+        for card in hidden[:excess]:
+            wild = HIDDEN_WILD if on_sides[HIDDEN_WILD] < PACK_LIMITS[HIDDEN_WILD] else "2"
+            if on_sides[wild] >= PACK_LIMITS[wild]:
+                break
+            card.rank = wild
+            on_sides[rank] -= 1
+            on_sides[wild] += 1
+            card.notes.append(f"the pack holds no more {rank}: counted as a {wild}")
+
+
+# what a hidden card counted as a wild is taken for
+HIDDEN_WILD = "JK"
 
 
 def _line_lattice(gaps: np.ndarray, shortest: float,

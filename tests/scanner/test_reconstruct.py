@@ -903,3 +903,16 @@ def test_a_fourth_wild_goes_to_the_neighbouring_meld_with_room():
     home = {w: (0, "10") for w in (4, 5, 6, 10)}
     _rehome_surplus_wilds(cards, naturals, home, CARD_H)
     assert set(home.values()) == {(0, "10")}
+
+
+def test_a_hidden_card_the_pack_has_no_natural_for_is_a_wild():
+    # eight kings show and the gap between them hides a ninth card: two decks hold
+    # eight kings, so it is a wild (counted as a joker, the card a detector misses most)
+    table = column(["KH", "KS", "KD", "KC", "JK", "KH", "KS", "KD", "KC"], 1000, 1500)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0  # a coin on the joker's index
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["K"] * 8 + ["JK"]]
+    hidden = [c for c in reading.cards if not c.corner_ids]
+    assert len(hidden) == 1 and any("no more K" in n for n in hidden[0].notes)
+    assert not any(r["kind"] == "pack_count" for r in reading.review)
