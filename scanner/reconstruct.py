@@ -1085,8 +1085,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
                                                             image_size, geo)
     _infer_hidden_cards(cards, stacks, typical_h)
-    _hidden_within_the_pack(cards)
-    review: list[dict] = []
+    review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
     _check_pack(cards, review)
     for idx, card in enumerate(cards):
@@ -1483,13 +1482,17 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
 
 
-def _hidden_within_the_pack(cards: list[CardReading]) -> None:
-    """Count as wilds the hidden cards of a rank the pack has no more naturals of.
+def _within_the_pack(cards: list[CardReading]) -> list[dict]:
+    """Keep the teams' cards of a rank within the pack's copies (8 of a rank in two decks).
 
     A gap in a column shows that a card lies there, not which: counted as a natural of
-    the column's rank, it may take the table past the pack's copies of that rank (8 in
-    two decks), and then it is a wild (the detector misses jokers most).
+    the column's rank, it may take the table past the pack's copies of that rank, and
+    then it is a wild (a joker: the detector misses jokers most). Past the pack even
+    so, the least sure cards of the rank seen by one corner (a false or second box on
+    an index, or one end of a whole card taken for a card of its own) are left out,
+    noted for review. Returns the review items (`pack_count`) for them.
     """
+    review = []
     on_sides = Counter(c.rank for c in cards if c.team is not None)
     for rank, n in sorted(on_sides.items()):
         excess = n - PACK_LIMITS.get(rank, 8)
@@ -1504,6 +1507,19 @@ def _hidden_within_the_pack(cards: list[CardReading]) -> None:
             on_sides[rank] -= 1
             on_sides[wild] += 1
             card.notes.append(f"the pack holds no more {rank}: counted as a {wild}")
+        excess = on_sides[rank] - PACK_LIMITS.get(rank, 8)
+        if excess > 0:
+            seen = sorted((c for c in cards if c.rank == rank and c.team is not None
+                           and len(c.corner_ids) == 1), key=lambda c: c.confidence)
+            for card in seen[:excess]:
+                card.notes.append(f"the pack holds no more {rank}: left out, least sure")
+                card.team = None
+            ids = [cards.index(c) for c in seen[:excess]]
+            review.append(_item("pack_count", 0.05, f"{on_sides[rank]} cards of {rank} read "
+                                f"on the teams' sides; the pack holds "
+                                f"{PACK_LIMITS.get(rank, 8)}: the least sure left out",
+                                cards=ids))
+    return review
 
 
 # what a hidden card counted as a wild is taken for

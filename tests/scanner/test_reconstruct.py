@@ -916,3 +916,13 @@ def test_a_hidden_card_the_pack_has_no_natural_for_is_a_wild():
     hidden = [c for c in reading.cards if not c.corner_ids]
     assert len(hidden) == 1 and any("no more K" in n for n in hidden[0].notes)
     assert not any(r["kind"] == "pack_count" for r in reading.review)
+
+
+def test_a_card_past_the_pack_s_copies_is_left_out_the_least_sure():
+    # nine kings read where two decks hold eight: the one read least surely is left out
+    corners, _ = read(column(["KH", "KS", "KD", "KC", "KH", "KS", "KD", "KC", "KH"], 1000, 1400))
+    unsure = int(np.argsort(corners.centers[:, 1])[3])
+    reading = read_table(_with_confidence(corners, unsure, 0.5), (W, H))
+    assert team_melds(reading, 0) == [["K"] * 8]
+    out = [c for c in reading.cards if unsure in c.corner_ids]
+    assert len(out) == 1 and out[0].role == "left_out" and out[0].notes
