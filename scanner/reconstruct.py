@@ -1755,7 +1755,8 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             # Two cards of a rank lying in one stack on a team's side: no meld has fewer
             # than three, so a third lies there unseen (its only index missed or covered).
             # Counted as a natural of the rank, placed a step before the first.
-            hidden = _add_third_card(cards, stacks, member_ids, rank)
+            hidden = _add_unseen_card(cards, stacks, member_ids, rank,
+                                      f"third card of a meld seen as two: counted as a {rank}")
             member_ids = sorted(member_ids + [hidden])
             meld.card_ids = member_ids
             meld.naturals += 1
@@ -1777,7 +1778,18 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                 meld.problems.append(f"cards of {rank} in {len(meld_stacks)} separate stacks "
                                      "joined (one meld per rank)")
                 meld.confidence *= 0.9
-            if meld.naturals < 2:
+            if meld.naturals == 1 and len(meld_stacks) == 1 \
+                    and on_table[rank] < PACK_LIMITS.get(rank, 8):
+                # a meld holds two naturals or more: the second lies there unseen
+                hidden = _add_unseen_card(cards, stacks, member_ids, rank,
+                                          f"second natural of a meld: counted as a {rank}")
+                member_ids = sorted(member_ids + [hidden])
+                meld.card_ids = member_ids
+                meld.naturals += 1
+                on_table[rank] += 1
+                meld.problems.append(f"a meld needs 2 naturals: a second, unseen, counted "
+                                     f"as a {rank}")
+            elif meld.naturals < 2:
                 meld.problems.append("fewer than 2 natural cards")
             if len(meld.wilds) > 3:
                 meld.problems.append("more than 3 wild cards")
@@ -1831,17 +1843,16 @@ def _pair_in_a_line(cards: list[CardReading], stacks: list[list[int]], pair: lis
         n.startswith("its corners read different ranks") for i in pair for n in cards[i].notes)
 
 
-def _add_third_card(cards: list[CardReading], stacks: list[list[int]], pair: list[int],
-                    rank: str) -> int:
-    """Add the unseen third card of a meld seen as two cards of one stack; its index."""
-    a, b = (cards[i] for i in pair)
-    angle = _circular_mean(np.array([a.angle, b.angle]))
+def _add_unseen_card(cards: list[CardReading], stacks: list[list[int]], members: list[int],
+                     rank: str, note: str) -> int:
+    """Add an unseen natural of a meld a step before its first card; its index."""
+    angle = _circular_mean(np.array([cards[i].angle for i in members]))
     up = _unit_vectors(np.array([angle]))[0][0]
-    pa, pb = np.asarray(a.center), np.asarray(b.center)
-    first, second = (pa, pb) if pa @ up >= pb @ up else (pb, pa)
-    centre = first + (first - second)
-    _add_hidden(cards, stacks[a.stack], a.stack, a.team, rank, angle, [centre],
-                f"third card of a meld seen as two: counted as a {rank}")
+    pts = sorted((np.asarray(cards[i].center) for i in members), key=lambda p: -(p @ up))
+    centre = pts[0] + (pts[0] - pts[1])
+    home = cards[members[0]]
+    _add_hidden(cards, stacks[home.stack], home.stack, home.team, rank, angle, [centre],
+                note)
     return len(cards) - 1
 
 

@@ -926,3 +926,14 @@ def test_a_card_past_the_pack_s_copies_is_left_out_the_least_sure():
     assert team_melds(reading, 0) == [["K"] * 8]
     out = [c for c in reading.cards if unsure in c.corner_ids]
     assert len(out) == 1 and out[0].role == "left_out" and out[0].notes
+
+
+def test_a_meld_seen_with_one_natural_has_a_second_unseen():
+    # the first ace's index is covered: one ace and two wilds show, and a meld holds two
+    # naturals or more
+    scene = scene_from_placements(column(["AS", "AH", "2C", "2D"], 1000, 1700), W, H)
+    scene["cards"][0]["indices"][0]["visible"] = 0.0
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["A", "A", "2", "2"]]
+    assert any(r["kind"] == "meld_rule" and "needs 2 naturals" in r["message"]
+               for r in reading.review)
