@@ -1494,18 +1494,21 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
     """
     review = []
     on_sides = Counter(c.rank for c in cards if c.team is not None)
+    on_table = Counter(c.rank for c in cards)  # wilds: the pile's count too
     for rank, n in sorted(on_sides.items()):
         excess = n - PACK_LIMITS.get(rank, 8)
         if excess <= 0 or rank in WILD_CLASSES:
             continue
         hidden = [c for c in cards if c.rank == rank and not c.corner_ids and c.team is not None]
         for card in hidden[:excess]:
-            wild = HIDDEN_WILD if on_sides[HIDDEN_WILD] < PACK_LIMITS[HIDDEN_WILD] else "2"
-            if on_sides[wild] >= PACK_LIMITS[wild]:
+            wild = HIDDEN_WILD if on_table[HIDDEN_WILD] < PACK_LIMITS[HIDDEN_WILD] else "2"
+            if on_table[wild] >= PACK_LIMITS[wild]:
                 break
             card.rank = wild
             on_sides[rank] -= 1
             on_sides[wild] += 1
+            on_table[rank] -= 1
+            on_table[wild] += 1
             card.notes.append(f"the pack holds no more {rank}: counted as a {wild}")
         excess = on_sides[rank] - PACK_LIMITS.get(rank, 8)
         if excess > 0:
