@@ -937,3 +937,17 @@ def test_a_meld_seen_with_one_natural_has_a_second_unseen():
     assert team_melds(reading, 0) == [["A", "A", "2", "2"]]
     assert any(r["kind"] == "meld_rule" and "needs 2 naturals" in r["message"]
                for r in reading.review)
+
+
+def test_a_hidden_card_counted_as_a_wild_leaves_the_pile_s_jokers_counted():
+    # four jokers lie in the discard pile: the pack has no fifth, so the hidden card the
+    # kings' pack count rules out is counted as a two
+    table = column(["KH", "KS", "KD", "KC", "JK", "KH", "KS", "KD", "KC"], 1000, 1700) + \
+        column(["8H", "8S", "8D"], 1000, 600, angle=180)
+    pile = [{"card": "JK", "x": 2200 + 40 * k, "y": 1250 + 30 * k, "angle": a}
+            for k, a in enumerate((10, 80, 150, 230))]
+    scene = scene_from_placements(table + pile, W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert sum(c.rank == "JK" and c.team is None for c in reading.cards) == 4
+    assert team_melds(reading, 0) == [["K"] * 8 + ["2"]]
