@@ -1808,9 +1808,17 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
     # Black threes: a meld only as a group of 3 or 4 (going out), else left out.
     for _stack, ids in sorted(black_threes.items()):
         team = cards[ids[0]].team
+        problems = []
+        if len(ids) == 2 and team is not None and _pair_in_a_line(cards, stacks, ids) \
+                and on_table["3B"] < PACK_LIMITS["3B"]:
+            # laid on a team's side, black threes are a meld: the third lies there unseen
+            ids = sorted(ids + [_add_unseen_card(cards, stacks, ids, "3B",
+                                                 "third black three: counted")])
+            problems.append("a meld needs 3 cards: a third black three, unseen, counted")
         if 3 <= len(ids) <= 4 and team is not None:
             meld = MeldReading(team=team, rank="3B", card_ids=sorted(ids), naturals=len(ids),
-                               wilds=[], confidence=min(cards[i].confidence for i in ids))
+                               wilds=[], confidence=min(cards[i].confidence for i in ids),
+                               problems=problems)
             meld_index = sum(1 for m in melds if m.team == team)
             for i in ids:
                 cards[i].meld = meld_index

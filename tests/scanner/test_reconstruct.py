@@ -951,3 +951,11 @@ def test_a_hidden_card_counted_as_a_wild_leaves_the_pile_s_jokers_counted():
     reading = read_table(corners_from_scene(scene), (W, H))
     assert sum(c.rank == "JK" and c.team is None for c in reading.cards) == 4
     assert team_melds(reading, 0) == [["K"] * 8 + ["2"]]
+
+
+def test_two_black_threes_in_a_column_are_a_meld_of_three():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + column(["3S", "3C"], 1600, 2000)
+    _, reading = read(table)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("3B", "3B", "3B"), ("6", "6", "6")]
+    assert any(r["kind"] == "meld_rule" and "black three" in r["message"]
+               for r in reading.review)
