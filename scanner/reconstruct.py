@@ -283,7 +283,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     anchors = _index_anchors(corners, angles)
     left_c, right_c = _card_centres(anchors, angles, card_h, geo)
     cand = np.stack([left_c, right_c], axis=1)  # (n, 2 types, 2)
-    scale = np.maximum(card_h[:, None], card_h[None, :])
+    # the card size between two corners: the geometric mean of the size read at each (the
+    # larger alone lets an oversized reading at a whole card's bottom index reach the
+    # covered card's top index a step up)
+    scale = np.sqrt(card_h[:, None] * card_h[None, :])
     adiff = _angle_diff(angles[:, None], angles[None, :])
     opposite = np.abs(adiff - 180.0) < geo.angle_tolerance
     same_dir = adiff < geo.angle_tolerance * 0.6

@@ -959,3 +959,19 @@ def test_two_black_threes_in_a_column_are_a_meld_of_three():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("3B", "3B", "3B"), ("6", "6", "6")]
     assert any(r["kind"] == "meld_rule" and "black three" in r["message"]
                for r in reading.review)
+
+
+def test_a_whole_card_pairs_with_its_own_top_index_where_its_size_is_misjudged():
+    # perspective (or an oversized box) makes the card size read at the bottom index a
+    # quarter too big: measured between the two, its own top index still fits better
+    # than the covered card's a step up
+    from scanner.reconstruct import CardGeometry, _pair_corners, _same_print
+
+    corners = corners_from_scene(scene_from_placements(column(["KH", "KS", "KD"], 1000, 1500),
+                                                       W, H))
+    order = np.argsort(corners.centers[:, 1])
+    card_h = np.full(len(corners), CARD_H)
+    card_h[order[-1]] = 1.25 * CARD_H
+    groups, _ = _pair_corners(corners, corners.angle.astype(float), card_h, CardGeometry(),
+                              _same_print(corners))
+    assert sorted(order[-2:].tolist()) in [sorted(g) for g in groups]
