@@ -540,21 +540,22 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
     parallel = _angle_diff(angles[single][:, None], angles[None, :]) < 15
     parallel[np.arange(len(single)), single] = False
     offsets = []
-    for spots in (centres[single], np.array([cards[i].other_center for i in single])):
+    in_row = np.zeros(len(single), bool)
+    for k, spots in enumerate((centres[single],
+                               np.array([cards[i].other_center for i in single]))):
         rel = centres[None, :, :] - spots[:, None, :]
         along = np.abs(np.einsum("ijd,id->ij", rel, up))
         lateral = np.abs(np.einsum("ijd,id->ij", rel, right))
         # neighbours up or down the column, not beside it in a row
         close = parallel & (along > 0.12 * card_h) & (along < 1.2 * card_h)
         offsets.append(np.where(close, lateral, np.inf).min(axis=1))
-        if not offsets[1:]:
-            # a card lying in a row where it is (a parallel card beside it, on its line,
+        if k == 0:
+            # a card lying in a row where it is (a parallel card beside it on its line,
             # less than half a card width away) stays: its other placement only reaches
             # a neighbouring column's card (a row spread either way fits both)
-            in_row = parallel & (along < ROW_LINE * card_h) & (lateral > 0.1 * card_h) \
-                & (lateral < 0.35 * card_h)
-    move = (offsets[1] < 0.12 * card_h) & (offsets[1] + 0.15 * card_h < offsets[0])
-    move &= ~in_row.any(axis=1)
+            in_row = (parallel & (along < ROW_LINE * card_h) & (lateral > 0.1 * card_h)
+                      & (lateral < 0.35 * card_h)).any(axis=1)
+    move = (offsets[1] < 0.12 * card_h) & (offsets[1] + 0.15 * card_h < offsets[0]) & ~in_row
     for k in np.flatnonzero(move):
         card = cards[single[k]]
         card.center, card.other_center = card.other_center, card.center
@@ -584,11 +585,12 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
                 by_rank[cards[i].rank].append(i)
         groups = sorted((ids for ids in by_rank.values() if len(ids) >= 2),
                         key=lambda ids: (-len(ids), -sum(cards[i].rank_confidence for i in ids)))
-        if len(groups) >= 2:
+        if len(groups) >= 2 and cards[groups[0][0]].rank not in ("3R", "3B"):
             lead = cards[groups[0][0]].rank
             for ids in groups[1:]:
-                if np.mean([cards[i].rank_confidence for i in ids]) >= MISREAD_GROUP:
-                    continue
+                if cards[ids[0]].rank in ("3R", "3B") or \
+                        np.mean([cards[i].rank_confidence for i in ids]) >= MISREAD_GROUP:
+                    continue  # a three is never a misread natural: it lies beside a meld
                 for i in ids:
                     cards[i].notes.append(f"read as {cards[i].rank} in a column of {lead}: "
                                           f"counted as {lead}")

@@ -975,3 +975,16 @@ def test_a_whole_card_pairs_with_its_own_top_index_where_its_size_is_misjudged()
     groups, _ = _pair_corners(corners, corners.angle.astype(float), card_h, CardGeometry(),
                               _same_print(corners))
     assert sorted(order[-2:].tolist()) in [sorted(g) for g in groups]
+
+
+def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
+    width = 0.714 * CARD_H
+    table = column(["KH", "KS", "KD", "KC"], 1000, 1700) + \
+        column(["3S", "3C"], 1000 + 0.75 * width, 1700)
+    corners, _ = read(table)
+    rank_conf = corners.confidence.copy()
+    rank_conf[corners.class_ids == CLASS_ID["3B"]] = 0.6
+    reading = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence,
+                                 corners.angle, rank_conf), (W, H))
+    assert ["K"] * 4 in team_melds(reading, 0)
+    assert not any("counted as K" in r["message"] for r in reading.review)
