@@ -298,6 +298,9 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     # how much further apart two indices lie than a card diagonal, in card heights
     diagonal = math.hypot(geo.aspect * (1 - 2 * geo.corner_x), 1 - 2 * geo.corner_y)
     longer = np.linalg.norm(anchors[0][:, None] - anchors[0][None], axis=-1) / scale - diagonal
+    sides = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6)
+    sides = np.sort(sides, axis=1)  # a turn by 90 degrees swaps width and height
+    one_glyph = (np.abs(np.log(sides[:, None, :] / sides[None, :, :])) < math.log(1.3)).all(-1)
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -307,8 +310,15 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
         if (ti, tj) != (0, 0) and not four_index:
             continue
         allowed = opposite if ti == tj else (opposite | same_dir)
-        limit = geo.pair_tolerance if ti == tj == 0 else geo.side_tolerance
+        # once the photo shows a four-index card, its other pairs fit more loosely: a
+        # detector's boxes miss the tight fit that proves the deck by a tenth of a card
+        limit = geo.pair_tolerance if ti == tj == 0 else FOUR_INDEX_PAIR * geo.side_tolerance
         ok = allowed & (dist < limit) & alike
+        if (ti, tj) != (0, 0):
+            # beyond the tight fit, one glyph turned: both sides of the boxes one size (a
+            # two-index deck's top index beside a four-index deck's in a row is not one
+            # card's other corner)
+            ok &= (dist < geo.side_tolerance) | one_glyph
         # A corner whose rank disagrees may still be the same card if it fits tightly.
         ok &= same_rank | ((dist < limit * 0.4) & (ti == tj == 0))
         if ti == tj == 0:
@@ -375,6 +385,8 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     return groups, kind
 
 
+# the side tolerance's multiple allowed for the other pairings of a four-index deck
+FOUR_INDEX_PAIR = 2.0
 # a whole card's mismatch across its diagonal allowed for the loosest pairing, card heights
 LOOSE_OFF_DIAGONAL = 0.1
 

@@ -988,3 +988,38 @@ def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
                                  corners.angle, rank_conf), (W, H))
     assert ["K"] * 4 in team_melds(reading, 0)
     assert not any("counted as K" in r["message"] for r in reading.review)
+
+
+def test_a_four_index_card_s_top_pair_fits_loosely_once_the_deck_is_shown():
+    # the last card shows all four indices (the deck prints four); a covered card's
+    # top-right box is read a tenth of a card aside, past the tight fit that proves the
+    # deck, and still is that card's other top index, not a card of its own
+    corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1500, 1800), four_indices=True)
+    top = np.argsort(corners.centers[:, 1])[:2]  # the first card's two top indices
+    right = top[np.argmax(corners.centers[top, 0])]
+    boxes = corners.boxes.copy()
+    boxes[right] += [0.1 * CARD_H, 0, 0.1 * CARD_H, 0]
+    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle),
+                         (W, H))
+    assert len(reading.cards) == 5
+    assert team_melds(reading, 0) == [["Q"] * 5]
+
+
+def test_a_loose_side_pair_needs_one_print_size():
+    # a four-index card shows the deck; beside a 6's top-left index lies another deck's
+    # smaller 6 index where the first card's top-right one would be, a tenth of a card
+    # off: a loose fit holds only for one glyph turned, so they are two cards
+    placements = [{"card": "QS", "x": 1000, "y": 1500, "angle": 0.0},
+                  {"card": "6C", "x": 2000, "y": 1500, "angle": 0.0,
+                   "index_corners": ("tl", "tr")}]
+    corners = corners_from_scene(scene_from_placements(placements, W, H, four_indices=True))
+    six = np.flatnonzero(corners.class_ids == CLASS_ID["6"])
+    right = six[np.argmax(corners.centers[six, 0])]
+    boxes = corners.boxes.copy()
+    x1, y1, x2, y2 = boxes[right]
+    cx, cy, w, h = (x1 + x2) / 2 + 0.12 * CARD_H, (y1 + y2) / 2, 0.7 * (x2 - x1), 0.8 * (y2 - y1)
+    boxes[right] = [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]
+    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle),
+                         (W, H))
+    owner = {i: k for k, c in enumerate(reading.cards) for i in c.corner_ids}
+    assert owner[six[0]] != owner[six[1]]
