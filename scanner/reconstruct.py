@@ -1775,14 +1775,11 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             # Two cards of a rank lying in one stack on a team's side: no meld has fewer
             # than three, so a third lies there unseen (its only index missed or covered).
             # Counted as a natural of the rank, placed a step before the first.
-            hidden = _add_unseen_card(cards, stacks, member_ids, rank,
-                                      f"third card of a meld seen as two: counted as a {rank}")
-            member_ids = sorted(member_ids + [hidden])
-            meld.card_ids = member_ids
-            meld.naturals += 1
-            on_table[rank] += 1
+            member_ids = _add_unseen_natural(
+                cards, stacks, meld, member_ids, on_table,
+                f"third card of a meld seen as two: counted as a {rank}",
+                f"a meld needs 3 cards: a third, unseen, counted as a {rank}")
             meld.confidence = 0.5 * min(cards[i].confidence for i in member_ids)
-            meld.problems.append(f"a meld needs 3 cards: a third, unseen, counted as a {rank}")
         elif meld.size < 3:
             for i in member_ids:
                 cards[i].role = ROLE_UNMELDED
@@ -1801,14 +1798,10 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             if meld.naturals == 1 and len(meld_stacks) == 1 \
                     and on_table[rank] < PACK_LIMITS.get(rank, 8):
                 # a meld holds two naturals or more: the second lies there unseen
-                hidden = _add_unseen_card(cards, stacks, member_ids, rank,
-                                          f"second natural of a meld: counted as a {rank}")
-                member_ids = sorted(member_ids + [hidden])
-                meld.card_ids = member_ids
-                meld.naturals += 1
-                on_table[rank] += 1
-                meld.problems.append(f"a meld needs 2 naturals: a second, unseen, counted "
-                                     f"as a {rank}")
+                member_ids = _add_unseen_natural(
+                    cards, stacks, meld, member_ids, on_table,
+                    f"second natural of a meld: counted as a {rank}",
+                    f"a meld needs 2 naturals: a second, unseen, counted as a {rank}")
             elif meld.naturals < 2:
                 meld.problems.append("fewer than 2 natural cards")
             if len(meld.wilds) > 3:
@@ -1882,6 +1875,19 @@ def _add_unseen_card(cards: list[CardReading], stacks: list[list[int]], members:
     _add_hidden(cards, stacks[home.stack], home.stack, home.team, rank, angle, [centre],
                 note)
     return len(cards) - 1
+
+
+def _add_unseen_natural(cards: list[CardReading], stacks: list[list[int]], meld,
+                        members: list[int], on_table: Counter, note: str, problem: str) -> list[int]:
+    """Count an unseen natural into `meld` (its card noted with `note`, the meld with
+    `problem`); returns the meld's card ids with it."""
+    hidden = _add_unseen_card(cards, stacks, members, meld.rank, note)
+    members = sorted(members + [hidden])
+    meld.card_ids = members
+    meld.naturals += 1
+    on_table[meld.rank] += 1
+    meld.problems.append(problem)
+    return members
 
 
 def _rehome_surplus_wilds(cards: list[CardReading], naturals: dict[tuple[int, str], list[int]],
