@@ -105,11 +105,9 @@ def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray
 
 def _turned_photo(path: Path, detector: OnnxDetector, k: int) -> Photo:
     photo = load_photo(path, long_side=detector.decode_long_side)
-    if k % 2:
-        return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), photo.height, photo.width,
-                     photo.format, photo.scale)
-    return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), photo.width, photo.height,
-                 photo.format, photo.scale)
+    width, height = (photo.height, photo.width) if k % 2 else (photo.width, photo.height)
+    return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), width, height, photo.format,
+                 photo.scale)
 
 
 def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, turn: int = 0) -> dict:
