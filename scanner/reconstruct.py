@@ -24,6 +24,7 @@ import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
 from scanner.corners import Corners
+from scanner.rules import Ruleset
 
 # Pack limits of the four-player game (two decks and four jokers).
 PACK_LIMITS: dict[str, int] = {**{r: 8 for r in INDEX_CLASSES}, "JK": 4, "3R": 4, "3B": 4}
@@ -573,8 +574,10 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
         card.center, card.other_center = card.other_center, card.center
 
 
-# wild cards a meld may hold (Classic Canasta)
-MAX_WILDS = 3
+# wild cards a meld may hold and naturals it needs: the Classic rules' (the scoring
+# engine's own figures)
+MAX_WILDS = Ruleset().max_wilds
+MIN_NATURALS = Ruleset().min_naturals
 # a second rank of a stack read with less mean rank confidence than this is a misread
 MISREAD_GROUP = 0.7
 
@@ -1802,10 +1805,10 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                     cards, stacks, meld, member_ids, on_table,
                     f"second natural of a meld: counted as a {rank}",
                     f"a meld needs 2 naturals: a second, unseen, counted as a {rank}")
-            elif meld.naturals < 2:
-                meld.problems.append("fewer than 2 natural cards")
-            if len(meld.wilds) > 3:
-                meld.problems.append("more than 3 wild cards")
+            elif meld.naturals < MIN_NATURALS:
+                meld.problems.append(f"fewer than {MIN_NATURALS} natural cards")
+            if len(meld.wilds) > MAX_WILDS:
+                meld.problems.append(f"more than {MAX_WILDS} wild cards")
             if meld.problems and any(not p.startswith("cards of") for p in meld.problems):
                 meld.confidence *= 0.5
         meld_index = sum(1 for m in melds if m.team == team)
