@@ -33,3 +33,13 @@ def synthetic_bank() -> ArtBank:
     bank = ArtBank({"magenta": {"tokens": TOKENS, "split": "train"}})
     bank._faces["magenta"] = _synthetic_faces()
     return bank
+
+
+def magenta_share(img: np.ndarray, line: str, size: int) -> float:
+    """Share of magenta pixels in the middle third of a YOLO label's box (img is BGR, as on disk)."""
+    _, cx, cy, w, h = (float(v) for v in line.split())
+    cx, cy, w, h = cx * size, cy * size, w * size, h * size
+    patch = img[int(cy - h / 6): int(cy + h / 6) + 1, int(cx - w / 6): int(cx + w / 6) + 1].astype(int)
+    if not patch.size:
+        return 0.0
+    return float(((patch[..., 2] > patch[..., 1] + 50) & (patch[..., 0] > patch[..., 1] + 50)).mean())

@@ -6,18 +6,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from magenta_deck import GEOM, synthetic_bank
+from magenta_deck import GEOM, magenta_share, synthetic_bank
 
 from datasets import build, train
 from datasets.scene import SceneParams
-
-
-def _magenta_share(img: np.ndarray, line: str, size: int) -> float:
-    """Share of magenta pixels in the middle third of a label's box (img is BGR)."""
-    _, cx, cy, w, h = (float(v) for v in line.split())
-    cx, cy, w, h = cx * size, cy * size, w * size, h * size
-    patch = img[int(cy - h / 6): int(cy + h / 6) + 1, int(cx - w / 6): int(cx + w / 6) + 1].astype(int)
-    return float(((patch[..., 2] > patch[..., 1] + 50) & (patch[..., 0] > patch[..., 1] + 50)).mean())
 
 
 def test_quarter_turn_moves_labels_with_the_pixels():
@@ -51,7 +43,7 @@ def test_turned_train_tiles_keep_labels_on_the_print(tmp_path: Path):
             for line in (out / split / "labels" / f"{img_path.stem}.txt").read_text().splitlines():
                 w, h = (float(v) for v in line.split()[3:])
                 if w > 6 / 320 and h > 6 / 320:
-                    assert _magenta_share(img, line, 320) > 0.5, (split, img_path.name, line)
+                    assert magenta_share(img, line, 320) > 0.5, (split, img_path.name, line)
                     checked += 1
                     sideways += split == "train" and w > h * 1.2
                     assert split == "train" or h > w  # val tiles are never turned
