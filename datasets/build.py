@@ -91,7 +91,8 @@ def _task(args: tuple[int, int, str]) -> str:
 
 def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
           designs: list[str] | None = None, params: SceneParams | None = None,
-          progress: bool = True, split: str | None = None) -> float:
+          progress: bool = True, split: str | None = None, relettered: int = 0,
+          reletter_seed: int = 11) -> float:
     """Build scenes [start, start+scenes) into out; returns seconds taken.
 
     With `split` ("train", "val" or "test") only the scenes of that split among them are
@@ -101,6 +102,10 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
 
     params = params or SceneParams()
     manifest = art.prepare_all(designs)
+    if relettered:  # training decks printed anew in other fonts (datasets/reletter.py)
+        from datasets import reletter
+
+        manifest.update(reletter.prepare(relettered, reletter_seed))
     if not manifest:
         raise SystemExit(f"no card designs available (asked for {designs})")
     out.mkdir(parents=True, exist_ok=True)
@@ -138,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-megapixels", type=float, default=12.0, help="largest photo size (default 12)")
     ap.add_argument("--split", choices=["train", "val", "test"],
                     help="build only this split's scenes of the range (e.g. a test set)")
+    ap.add_argument("--relettered", type=int, default=0, metavar="N",
+                    help="add N relettered training designs (datasets/reletter.py; train/val only)")
+    ap.add_argument("--reletter-seed", type=int, default=11)
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.scenes < 1:
@@ -148,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SceneParams(megapixels=(2.0, args.max_megapixels))
     secs = build(args.scenes, args.seed, args.out, args.workers, args.start, args.designs, params,
-                 progress=not args.no_progress, split=args.split)
+                 progress=not args.no_progress, split=args.split, relettered=args.relettered,
+                 reletter_seed=args.reletter_seed)
     built = len(scene_indices(args.start, args.scenes, args.split))
     print(f"built {built} scenes in {secs:.1f} s ({built / secs:.2f} scenes/s) into {args.out}",
           file=sys.stderr)

@@ -68,7 +68,11 @@ def _manifest() -> dict:
 
     from datasets.art import ART_DIR
 
-    return json.loads((ART_DIR / "manifest.json").read_text())
+    manifest = json.loads((ART_DIR / "manifest.json").read_text())
+    relettered = ART_DIR / "relettered.json"  # datasets/reletter.py
+    if relettered.exists():
+        manifest.update(json.loads(relettered.read_text()))
+    return manifest
 
 
 @lru_cache(maxsize=64)

@@ -1,0 +1,100 @@
+"""Relettered designs: the old indices are painted over, the new ones sit in their labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from datasets import art, reletter
+
+H, W = 256, 180
+TOKENS = [*art.FACE_TOKENS, "JK_red", "JK_black", "back"]
+BASE_BOX = (0.03, 0.03, 0.15, 0.22)  # the base deck's printed index (top-left equivalent)
+
+
+def _base() -> tuple[np.ndarray, dict]:
+    """White cards with a solid dark block where the base deck prints its two indices."""
+    faces = np.full((len(TOKENS), H, W, 4), 255, np.uint8)
+    x1, y1, x2, y2 = (int(BASE_BOX[0] * W), int(BASE_BOX[1] * H), int(BASE_BOX[2] * W), int(BASE_BOX[3] * H))
+    faces[:, y1:y2, x1:x2, :3] = 0
+    faces[:, H - y2:H - y1, W - x2:W - x1, :3] = 0
+    faces[:, 110:140, 80:100, :3] = (200, 0, 0)  # a pip in the middle of every card
+    manifest = {"design": "base", "split": "train", "tokens": TOKENS, "index_corners": ["tl", "br"],
+                "index_box": list(BASE_BOX), "index_boxes": {}, "size": [H, W], "aspect": W / H}
+    return faces, manifest
+
+
+def _style(corners, joker="vertical", pip=True) -> dict:
+    font = str(reletter.FONT_ROOT / "truetype/dejavu/DejaVuSans-Bold.ttf")
+    return {"font": font, "pip_font": str(reletter.FONT_ROOT / "truetype/dejavu/DejaVuSans.ttf"),
+            "glyph_h": 0.09, "squeeze": 1.0, "pip": pip, "pip_scale": 0.7, "gap": 0.15,
+            "x": 0.3, "y": 0.3, "corners": list(corners), "red": [210, 20, 30], "black": [10, 10, 10],
+            "joker": joker}
+
+
+def _ink(face: np.ndarray) -> np.ndarray:
+    return face[..., :3].astype(int).min(axis=2) < 200
+
+
+def _label_mask(entry: dict, rank_class: str) -> np.ndarray:
+    mask = np.zeros((H, W), bool)
+    x1, y1, x2, y2 = entry["index_boxes"][rank_class]
+    for c in entry["index_corners"]:
+        fx = {"tl": (x1, x2), "bl": (x1, x2), "tr": (1 - x2, 1 - x1), "br": (1 - x2, 1 - x1)}[c]
+        fy = {"tl": (y1, y2), "tr": (y1, y2), "bl": (1 - y2, 1 - y1), "br": (1 - y2, 1 - y1)}[c]
+        mask[int(fy[0] * H): int(np.ceil(fy[1] * H)) + 1, int(fx[0] * W): int(np.ceil(fx[1] * W)) + 1] = True
+    return mask
+
+
+@pytest.mark.parametrize("corners", [("tl", "br"), ("tr",), ("tl", "tr", "br", "bl")])
+def test_old_index_gone_and_new_ink_inside_its_labels(corners):
+    faces, base = _base()
+    out, entry = reletter.reletter(faces, base, _style(corners))
+    assert entry["index_corners"] == list(corners) and entry["split"] == "train"
+    middle = np.zeros((H, W), bool)
+    middle[105:145, 75:105] = True  # the body's own pip stays
+    for token in ("10H", "3S", "QD", "AC", "7C"):
+        face = out[TOKENS.index(token)]
+        ink = _ink(face) & ~middle
+        labels = _label_mask(entry, art._rank_class(token))
+        assert ink.sum() > 30, token                     # something was printed
+        assert not (ink & ~labels).any(), token          # and only inside the labels
+        assert _ink(face)[middle].any()                  # the card body is kept
+        for c in corners:                                 # every corner carries an index
+            part = labels.copy()
+            half = {"tl": (slice(0, H // 2), slice(0, W // 2)), "tr": (slice(0, H // 2), slice(W // 2, W)),
+                    "br": (slice(H // 2, H), slice(W // 2, W)), "bl": (slice(H // 2, H), slice(0, W // 2))}[c]
+            assert ink[half].sum() > 10, (token, c)
+            assert part[half].any()
+
+
+def test_red_and_black_print_in_their_colours():
+    faces, base = _base()
+    out, _ = reletter.reletter(faces, base, _style(("tl", "br")))
+    for token, red in (("3H", True), ("3D", True), ("3S", False), ("3C", False)):
+        face = out[TOKENS.index(token)][: H // 2, : W // 2, :3].astype(int)
+        ink = face.min(axis=2) < 200
+        reddish = (face[..., 0] - face[..., 2] > 100) & ink
+        assert (reddish.sum() > ink.sum() / 2) == red, token
+
+
+def test_a_tall_joker_is_labelled_by_its_first_letters():
+    faces, base = _base()
+    style = _style(("tl", "br"), joker="vertical") | {"x": 0.05, "y": 0.05}
+    out, entry = reletter.reletter(faces, base, style)
+    x1, y1, x2, y2 = entry["index_boxes"]["JK"]
+    face = out[TOKENS.index("JK_black")]
+    ink = _ink(face)[: H // 2 + 20, : W // 3]  # the letters, not the picture in the middle
+    rows = np.nonzero(ink.any(axis=1))[0]
+    # the label starts at the first letter and ends well before the last one
+    assert abs(y1 * H - rows.min()) < 3
+    assert y2 * H < rows.max() - 5
+
+
+def test_bare_glyph_style_prints_no_pip():
+    faces, base = _base()
+    _, with_pip = reletter.reletter(faces, base, _style(("tl", "br"), pip=True))
+    _, bare = reletter.reletter(faces, base, _style(("tl", "br"), pip=False))
+    tall = with_pip["index_boxes"]["A"][3] - with_pip["index_boxes"]["A"][1]
+    short = bare["index_boxes"]["A"][3] - bare["index_boxes"]["A"][1]
+    assert short < 0.7 * tall
