@@ -392,6 +392,12 @@ FOUR_INDEX_PAIR = 2.0
 LOOSE_OFF_DIAGONAL = 0.1
 
 
+def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
+    """Each index's own printed height in pixels (not smoothed over its neighbours)."""
+    _, own_h, solvable, side = _unrotated_sizes(corners, angles)
+    return np.where(solvable & (own_h > 0), own_h, side * 1.15)
+
+
 def _same_print(corners: Corners) -> np.ndarray:
     """Whether two index boxes could be two corners of one card: they are one size.
 
@@ -537,12 +543,17 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
 ROW_LINE = 0.06
 
 
-def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
+def _choose_index_sides(cards: list[CardReading], card_h: float,
+                        print_h: np.ndarray) -> None:
     """Put a one-index card where its column says: its index may be a top-right one.
 
     Some decks print the index only in the top-right corner. Taken for a top-left index
     it puts the card most of a card width off its column, so a card whose other
-    placement lines up with the neighbouring cards of its column moves there.
+    placement lines up with the neighbouring cards of its column moves there. A deck
+    prints its index in one place on every card, so the cards of one print size (a
+    deck's index, `print_h` per corner) are placed together where their columns agree
+    (`_print_sides`): two top-right cards next to each other in a column of another
+    deck line up with each other when both are misplaced.
     """
     single = [i for i, c in enumerate(cards) if c.other_center is not None]
     if len(cards) < 2 or not single:
@@ -552,7 +563,12 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
     up, right = _unit_vectors(angles[single])
     parallel = _angle_diff(angles[single][:, None], angles[None, :]) < 15
     parallel[np.arange(len(single)), single] = False
-    offsets = []
+    # the print size of each card's index (a deck's), and which cards share it
+    size = np.array([float(np.median(print_h[c.corner_ids])) for c in cards])
+    one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
+    is_single = np.zeros(len(cards), bool)
+    is_single[single] = True
+    offsets, guided = [], []
     in_row = np.zeros(len(single), bool)
     for k, spots in enumerate((centres[single],
                                np.array([cards[i].other_center for i in single]))):
@@ -562,6 +578,10 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
         # neighbours up or down the column, not beside it in a row
         close = parallel & (along > 0.12 * card_h) & (along < 1.2 * card_h)
         offsets.append(np.where(close, lateral, np.inf).min(axis=1))
+        # the same, guided only by cards that do not share the card's doubt: whole cards
+        # and one-index cards of another print
+        guides = close & ~(one_print & is_single[None, :])
+        guided.append(np.where(guides, lateral, np.inf).min(axis=1))
         if k == 0:
             # a card lying in a row where it is (a parallel card beside it on its line,
             # less than half a card width away) stays: its other placement only reaches
@@ -569,9 +589,39 @@ def _choose_index_sides(cards: list[CardReading], card_h: float) -> None:
             in_row = (parallel & (along < ROW_LINE * card_h) & (lateral > 0.1 * card_h)
                       & (lateral < 0.35 * card_h)).any(axis=1)
     move = (offsets[1] < 0.12 * card_h) & (offsets[1] + 0.15 * card_h < offsets[0]) & ~in_row
+    whole = np.array([len(c.corner_ids) >= 2 and c.fully_visible for c in cards])
+    side = _print_sides(guided, one_print[:, single], (one_print & whole[None, :]).sum(axis=1),
+                        card_h)
+    move = np.where(side != 0, side > 0, move)
     for k in np.flatnonzero(move):
         card = cards[single[k]]
         card.center, card.other_center = card.other_center, card.center
+
+
+# two indices whose heights are within this factor are one print (one deck's), for
+# placing one-index cards by their deck (kde-oxygen's top-right index is half the height
+# of most top-left ones, tango's 1.35 times it)
+PRINT_MATE = 1.25
+
+
+def _print_sides(guided: list[np.ndarray], mates: np.ndarray, whole_mates: np.ndarray,
+                 card_h: float) -> np.ndarray:
+    """For each one-index card, its print's placement: +1 other side, -1 as read, 0 unsure.
+
+    Each card votes where the cards of other prints (and whole cards) in its column
+    say it lies (`guided`: lateral offset to the nearest of them, as read and in the
+    other placement); a whole card of the print (two indices, the top-left one among
+    them) votes for the placement as read. A print whose votes agree three to one,
+    two or more of them, is placed so.
+    """
+    as_read, other = guided
+    vote = np.where((other < 0.12 * card_h) & (other + 0.15 * card_h < as_read), 1,
+                    np.where((as_read < 0.12 * card_h) & (as_read + 0.15 * card_h < other),
+                             -1, 0))
+    for_other = (mates & (vote > 0)[None, :]).sum(axis=1)
+    for_read = (mates & (vote < 0)[None, :]).sum(axis=1) + whole_mates
+    return np.where((for_other >= 2) & (for_other >= 3 * for_read), 1,
+                    np.where((for_read >= 2) & (for_read >= 3 * for_other), -1, 0))
 
 
 # wild cards a meld may hold and naturals it needs: the Classic rules' (the scoring
@@ -1156,12 +1206,13 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         angles, angle_known, card_h = angles[again], angle_known[again], card_h[again]
     typical_h = float(np.median(card_h))
     alike = _same_print(corners)
+    print_h = _print_heights(corners, angles)
     # Two passes: the cards and stacks of the first give each corner a steadier angle
     # (its neighbours' in the stack), and the second pairs and places cards with it.
     for _ in range(2):
         groups, kind = _pair_corners(corners, angles, card_h, geo, alike)
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
-        _choose_index_sides(cards, typical_h)
+        _choose_index_sides(cards, typical_h, print_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
         oriented = _orient_stacks(cards, stacks)
         steadier = _steadier_angles(cards, stacks, angles, typical_h)

@@ -434,6 +434,23 @@ def test_card_of_a_top_right_index_deck_stays_in_its_column():
     assert team_melds(reading, 0) == [["9", "9", "9", "2"], ["K", "K", "K"]]
 
 
+def test_top_right_index_cards_next_to_each_other_stay_in_their_column():
+    # two cards of a deck printing one small top-right index lie one after the other in
+    # a column of a top-left deck: taken for top-left indices, both would sit a card
+    # width aside, lined up with each other; their print's votes put the deck in place
+    width = 0.714 * CARD_H
+    for angle in (0, 180):
+        jacks = column(["JH", "JS", "JC", "JD", "JK", "2D"], 1000, 1700, angle=angle)
+        for card in jacks[3:5]:
+            card.update(index_corners=("tr",), index_box=(0.08, 0.045, 0.22, 0.165))
+        table = jacks + column(["KH", "KS", "KD"], 1000 + 2.5 * width, 1700, angle=angle)
+        _, reading = read(table)
+        team = 0 if angle == 0 else 1
+        assert team_melds(reading, team) == [["J", "J", "J", "J", "2", "JK"], ["K", "K", "K"]]
+        in_column = [c for c in reading.cards if c.rank in ("J", "JK", "2")]
+        assert all(abs(c.center[0] - 1000) < 0.1 * width for c in in_column)
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
