@@ -217,13 +217,15 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         totals["scenes"] += 1
         totals["score_exact"] += raw == true_score
         totals["score_exact_counted"] += counted == true_score
-        if scene_readable(scene):
+        readable = scene_readable(scene)
+        if readable:
             totals["readable_scenes"] += 1
             totals["readable_score_exact_counted"] += counted == true_score
         totals["score_refused"] += counted is None
         totals["has_squared"] += any(m["squared"] for m in scene["melds"])
         if verbose and counted != true_score:
-            print(f"  seed {scene.get('seed')} file {scene['image'].get('file')}: "
+            print(f"  seed {scene.get('seed')} file {scene['image'].get('file')}"
+                  f"{' (readable)' if readable else ''}: "
                   f"true {true_score} got {counted}; "
                   + ", ".join(k for k in counts if k.startswith("why:")), file=sys.stderr)
     melds = totals["plain_total"] + totals["squared_total"]

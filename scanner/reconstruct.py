@@ -1692,7 +1692,9 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
     row of cards all sit on one line), so a column whose first visible card is m steps
     lower than its neighbours' first cards has m cards hidden above it. Between two
     neighbours the line runs through both; at the end of a row it is fitted to the
-    row's starts (perspective tilts it), and must agree with the nearest one.
+    row's starts (perspective tilts it), and must agree with the nearest one. A single
+    neighbour is no line: melds are not laid exactly level, and one neighbour a step
+    higher (a squared canasta beside a column) hid nothing as often as a card.
     """
     stack = stacks[k]
     team = cards[stack[0]].team
@@ -1733,7 +1735,7 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
             if round((start - reference) / step) != round((start - found[0][1]) / step):
                 return  # the line and the nearest start disagree: no clear gap
         else:
-            reference, tolerance = found[0][1], 0.2
+            return  # one neighbour alone: no line to measure against
     else:
         return
     m = int(round((start - reference) / step))

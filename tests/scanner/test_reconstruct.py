@@ -333,6 +333,16 @@ def test_first_card_hidden_at_the_end_of_a_row_is_inferred_from_the_row_line():
     assert team_melds(reading, 0)[0] == ["K"] * 4
 
 
+def test_a_column_starting_a_step_below_a_single_neighbour_hides_nothing():
+    # melds of a row are not laid exactly level: one neighbour's start (here a squared
+    # canasta beside the column) is no line to measure a missing first card against
+    table = column(["10H", "10S", "10D", "2C"], 1500, 1700 + 0.22 * CARD_H)
+    table.append({"card": "5H", "x": 1150, "y": 1700, "angle": 0.0})
+    _, reading = read(table)
+    assert ["10", "10", "10", "2"] in team_melds(reading, 0)
+    assert not any("hidden card" in r["message"] for r in reading.review)
+
+
 def test_misread_rank_inside_a_column_is_counted_as_the_column():
     corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1000, 1700))
     class_ids = corners.class_ids.copy()
