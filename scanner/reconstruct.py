@@ -666,17 +666,32 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
         if len(groups) < 2:
             out.append(stack)
             continue
-        grouped = {i for ids in groups for i in ids}
-        parts = [list(ids) for ids in groups]
-        for i in stack:
-            if i in grouped:
-                continue
-            x, y = cards[i].center
-            dist = [min(math.hypot(x - cards[j].center[0], y - cards[j].center[1]) for j in ids)
-                    for ids in groups]
-            parts[dist.index(min(dist))].append(i)
-        out.extend(sorted(p) for p in parts)
+        out.extend(sorted(p) for p in _nearest_parts(cards, stack, groups))
     return out
+
+
+def _nearest_parts(cards: list[CardReading], stack: list[int],
+                   groups: list[list[int]]) -> list[list[int]]:
+    """The stack's cards shared out among `groups`, each card with its nearest part.
+
+    Part by part, as a chain: the card lying nearest any card of a part joins it first,
+    so the wilds at the end of a column follow the column's own last cards (a whole
+    wild below two covered ones lies nearer the next column's naturals than its own).
+    """
+    parts = [list(ids) for ids in groups]
+    rest = [i for i in stack if not any(i in ids for ids in groups)]
+    while rest:
+        centres = np.array([cards[i].center for i in rest])
+        best = None
+        for k, part in enumerate(parts):
+            pts = np.array([cards[j].center for j in part])
+            dist = np.linalg.norm(centres[:, None] - pts[None], axis=-1).min(axis=1)
+            r = int(np.argmin(dist))
+            if best is None or dist[r] < best[0]:
+                best = (float(dist[r]), r, k)
+        _, r, k = best
+        parts[k].append(rest.pop(r))
+    return parts
 
 
 def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bool]:

@@ -343,6 +343,18 @@ def test_a_column_starting_a_step_below_a_single_neighbour_hides_nothing():
     assert not any("hidden card" in r["message"] for r in reading.review)
 
 
+def test_wilds_at_the_end_of_a_column_stay_with_it_beside_touching_melds():
+    # two columns laid close enough to touch: the wilds closing the fours' column lie
+    # nearer the tens beside them than the last four, but next to each other down the
+    # fours' column
+    width = 0.714 * CARD_H
+    fours = column(["4H", "4S", "4D", "2C", "2D", "JK"], 1000, 1500, step=0.29)
+    tens = column(["10" + suit for suit in "HSDCHSDC"], 1000 + 0.8 * width, 1500, step=0.29)
+    _, reading = read(fours + tens)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [
+        ("10",) * 8, ("4", "4", "4", "2", "2", "JK")]
+
+
 def test_misread_rank_inside_a_column_is_counted_as_the_column():
     corners, _ = read(column(["QH", "QS", "QD", "QC", "QH"], 1000, 1700))
     class_ids = corners.class_ids.copy()
