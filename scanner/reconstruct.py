@@ -1311,7 +1311,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             # column to a neighbour, or bend)
             near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
             if (_fills_a_place(centre, pts, angle, card_h, steps)
-                    or _fills_a_place(centre, near, angle, card_h, steps)):
+                    or _fills_a_place(centre, near, angle, card_h, steps)
+                    or _fills_a_gap(centre, pts, card_h)):
                 out.extend(card.corner_ids)
     return out
 
@@ -1385,6 +1386,42 @@ def _fills_a_place(centre: np.ndarray, line: np.ndarray, angle: float, card_h: f
                     and abs(place - round(place)) <= 0.25
                     and np.abs(places - a).min() >= 0.5 * step
                     and places[0] - 1.3 * step <= a <= places[-1] + 1.3 * step)
+    return False
+
+
+def _fills_a_gap(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
+    """Whether a card at `centre` takes an empty place between two cards of a fan or line.
+
+    A fan's cards lie on an arc, a whole number of its steps apart: no straight line
+    holds them, but between two of them a few steps apart the arc is nearly their chord.
+    The step is the median distance from each card to its nearest; the card must lie
+    within 0.12 card heights of the chord of two cards two or three steps apart (each
+    step within 15% of the fan's), on a whole step between them (within a quarter),
+    with no card already there.
+    """
+    if len(line) < 3:
+        return False
+    dist = np.linalg.norm(line[:, None] - line[None], axis=-1)
+    np.fill_diagonal(dist, np.inf)
+    step = float(np.median(dist.min(axis=1)))
+    if not 0.1 * card_h <= step <= 0.7 * card_h:
+        return False
+    if np.linalg.norm(line - centre, axis=1).min() < 0.5 * step:
+        return False  # a place already held
+    for a in range(len(line)):
+        for b in range(a + 1, len(line)):
+            chord = line[b] - line[a]
+            length = float(np.hypot(*chord))
+            m = round(length / step)
+            if m < 2 or m > 3 or abs(length / m - step) > 0.15 * step:
+                continue
+            t = float((centre - line[a]) @ chord) / length ** 2
+            rel = centre - line[a]
+            off = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / length
+            place = t * m
+            if off <= 0.12 * card_h and 0.75 <= place <= m - 0.75 \
+                    and abs(place - round(place)) <= 0.25:
+                return True
     return False
 
 

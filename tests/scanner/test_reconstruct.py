@@ -493,6 +493,21 @@ def test_an_index_read_turned_in_a_column_of_one_rank_takes_the_column_s_angle(t
     assert max(turned) < 5.0
 
 
+@pytest.mark.parametrize("spread, which", [(16, 3), (20, 3), (24, 2)])
+def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
+    # a fan's cards lie on an arc that no straight line holds: between two sure cards
+    # two steps apart, the unsure one on the chord's middle takes the empty place
+    table = fan(["AH", "AS", "AD", "AC", "AH", "AS"], 1500, 1900, spread=spread) + column(
+        ["KH", "KS", "KD"], 2600, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    aces = np.flatnonzero(corners.class_ids == CLASS_ID["A"])
+    unsure = int(aces[np.argsort(corners.centers[aces, 0])][which])
+    reading = read_table(_with_confidence(corners, unsure, 0.35), (W, H), min_confidence=0.4,
+                         supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["A"] * 6, ["K"] * 3]
+    assert any(unsure in card.corner_ids for card in reading.cards)
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
