@@ -568,6 +568,9 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
     one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
     is_single = np.zeros(len(cards), bool)
     is_single[single] = True
+    ranks = np.array([c.rank for c in cards])
+    wild = np.array([c.is_wild for c in cards])
+    column_mates = (ranks[single][:, None] == ranks[None, :]) | wild[single][:, None] | wild[None, :]
     offsets, guided = [], []
     in_row = np.zeros(len(single), bool)
     for k, spots in enumerate((centres[single],
@@ -578,9 +581,11 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
         # neighbours up or down the column, not beside it in a row
         close = parallel & (along > 0.12 * card_h) & (along < 1.2 * card_h)
         offsets.append(np.where(close, lateral, np.inf).min(axis=1))
-        # the same, guided only by cards that do not share the card's doubt: whole cards
-        # and one-index cards of another print
-        guides = close & ~(one_print & is_single[None, :])
+        # the same, guided only by cards that do not share the card's doubt (whole cards
+        # and one-index cards of another print) and that may lie in its column (its rank,
+        # or a wild on either side): a misplaced card lands in the next column, of
+        # another rank
+        guides = close & ~(one_print & is_single[None, :]) & column_mates
         guided.append(np.where(guides, lateral, np.inf).min(axis=1))
         if k == 0:
             # a card lying in a row where it is (a parallel card beside it on its line,

@@ -508,6 +508,24 @@ def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
     assert any(unsure in card.corner_ids for card in reading.cards)
 
 
+def test_a_misplaced_top_right_card_is_not_held_by_the_next_column_of_another_rank():
+    # two queens printing one small top-right index, taken for top-left ones, land on the
+    # nines' column next door; their own column is the wild above them: only a column
+    # they may belong to (their rank, or a wild) votes for their deck's placement
+    from scanner.reconstruct import CardReading, _choose_index_sides
+
+    def one_index(rank, x, y, corner):
+        return CardReading(rank=rank, corner_ids=[corner], center=(x, y), angle=0.0,
+                           confidence=1.0, fully_visible=False, other_center=(x + 142.0, y))
+
+    cards = [one_index("9", 1000.0, 1000.0, 0), one_index("9", 1000.0, 1060.0, 1),
+             one_index("9", 1000.0, 1120.0, 2), one_index("2", 1142.0, 1000.0, 3),
+             one_index("Q", 1000.0, 1060.0, 4), one_index("Q", 1000.0, 1120.0, 5)]
+    print_heights = np.array([50.0, 50.0, 50.0, 50.0, 20.0, 20.0])
+    _choose_index_sides(cards, 200.0, print_heights)
+    assert [c.center[0] for c in cards] == [1000.0] * 3 + [1142.0] * 3
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
