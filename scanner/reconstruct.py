@@ -726,7 +726,10 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
             if _angle_diff(cards[i].angle, direction) > 90:
                 cards[i].angle = (cards[i].angle + 180.0) % 360.0
                 cards[i].from_bottom = not cards[i].fully_visible
-        known.append(abs(votes) >= 0.5 * weights.sum())
+        # one index of a lone card reads the same as the other end of a card turned
+        # round: it shows an axis, not which way the card faces
+        lone = len(stack) == 1 and len(cards[stack[0]].corner_ids) == 1
+        known.append(abs(votes) >= 0.5 * weights.sum() and not lone)
     return known
 
 

@@ -526,6 +526,21 @@ def test_a_misplaced_top_right_card_is_not_held_by_the_next_column_of_another_ra
     assert [c.center[0] for c in cards] == [1000.0] * 3 + [1142.0] * 3
 
 
+def test_a_discard_seen_by_one_index_does_not_mark_a_team_s_row():
+    # one team melded only a red three; the discard's top card, its bottom index under
+    # the stock, shows one index: an axis, not which team it faces, so it is no row of
+    # that team's melds but the pile between the teams
+    table = (column(["KH", "KS", "KD"], 1500, 900, angle=180)
+             + column(["8H", "8S", "8D", "8C"], 2100, 900, angle=180)
+             + [{"card": "3H", "x": 1800, "y": 2600, "angle": 0.0},
+                {"card": "7S", "x": 1900, "y": 1400, "angle": 343.0}])
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][-1]["indices"][1]["visible"] = 0.0
+    layout = read_table(corners_from_scene(scene), (W, H)).layout_json()
+    assert layout["teams"][0] == {"melds": [], "red_threes": 1}
+    assert layout["teams"][1]["melds"] == [["K", "K", "K"], ["8", "8", "8", "8"]]
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
