@@ -1320,7 +1320,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
             if (_fills_a_place(centre, pts, angle, card_h, steps)
                     or _fills_a_place(centre, near, angle, card_h, steps)
-                    or _fills_a_gap(centre, pts, card_h)):
+                    or _fills_a_gap(centre, pts, card_h)
+                    or (_clear_place(centre, pts, card_h) and not _misread(card))):
                 out.extend(card.corner_ids)
     return out
 
@@ -1431,6 +1432,30 @@ def _fills_a_gap(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
                     and abs(place - round(place)) <= 0.25:
                 return True
     return False
+
+
+def _clear_place(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
+    """Whether a card at `centre` lies next to the sure cards `line`, on a spot of its own.
+
+    Where the sure cards of a stack form no lattice to read places from (misplaced
+    one-index cards, a fan read with noisy angles, a column joined to its neighbour), a
+    card of their rank is taken when it lies within half a card height of one of them
+    but off every one's spot by 0.18 card heights or more (`CLEAR_OF_SURE`): a
+    detector's second box on an index sits within a third of an index of it, and the
+    cards of a column or row lie a step (0.2 card heights or more) apart.
+    """
+    nearest = float(np.linalg.norm(line - centre, axis=1).min())
+    return CLEAR_OF_SURE * card_h <= nearest <= 0.5 * card_h
+
+
+def _misread(card: CardReading) -> bool:
+    """Whether the card's rank is its column's, not its own reading (`_fix_misreads`)."""
+    return any(note.startswith("read as ") for note in card.notes)
+
+
+# an unsure card this far (card heights) from every sure card of its stack is a card of
+# its own (`_clear_place`)
+CLEAR_OF_SURE = 0.18
 
 
 def _unsure_corners(unused: np.ndarray, min_confidence: float) -> list[dict]:

@@ -541,6 +541,20 @@ def test_a_discard_seen_by_one_index_does_not_mark_a_team_s_row():
     assert layout["teams"][1]["melds"] == [["K", "K", "K"], ["8", "8", "8", "8"]]
 
 
+@pytest.mark.parametrize("spread", [20, 24, 28])
+def test_an_unsure_first_card_of_a_fan_next_to_its_sure_cards_is_a_card(spread):
+    # a fan's end lies past its sure cards on an arc: no line or chord holds its place,
+    # but it lies next to them on a spot of its own (a second box sits on an index)
+    table = fan(["AH", "AS", "AD", "AC", "AH", "AS"], 1500, 1900, spread=spread) + column(
+        ["KH", "KS", "KD"], 2600, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    aces = np.flatnonzero(corners.class_ids == CLASS_ID["A"])
+    unsure = int(aces[np.argsort(corners.centers[aces, 0])][0])
+    reading = read_table(_with_confidence(corners, unsure, 0.35), (W, H), min_confidence=0.4,
+                         supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["A"] * 6, ["K"] * 3]
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
