@@ -17,6 +17,7 @@ around, so both predict the same card centre; that symmetry is what pairs them.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
@@ -564,7 +565,8 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
     parallel = _angle_diff(angles[single][:, None], angles[None, :]) < 15
     parallel[np.arange(len(single)), single] = False
     # the print size of each card's index (a deck's), and which cards share it
-    size = np.array([float(np.median(print_h[c.corner_ids])) for c in cards])
+    heights = print_h.tolist()
+    size = np.array([sum(heights[m] for m in c.corner_ids) / len(c.corner_ids) for c in cards])
     one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
     is_single = np.zeros(len(cards), bool)
     is_single[single] = True
@@ -802,13 +804,14 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
         across = centres @ right[0]
         # a fan is read off the cards near the stack's own angle: an index read turned
         # puts its card well aside (`_has_sideways_card`), which alone is no fan
-        near = np.abs(rel - np.median(rel)) <= 35.0
-        fan = near.sum() >= 3 and np.ptp(across[near]) > 0.25 * card_h
+        middle = statistics.median(rel.tolist())
+        near = np.abs(rel - middle) <= 35.0
+        fan = len(stack) >= 3 and near.sum() >= 3 and np.ptp(across[near]) > 0.25 * card_h
         if fan:
             slope, offset = np.polyfit(across[near], rel[near], 1)
             trend = offset + slope * across
         else:
-            trend = np.full(len(stack), float(np.median(rel)))
+            trend = np.full(len(stack), middle)
         fits.append((stack, mean, rel, trend, fan))
     # the table's axis (modulo 180 degrees) and how noisy one card's reading is
     parallel = [(mean + trend[0], len(stack), rel) for stack, mean, rel, trend, fan in fits
@@ -829,10 +832,10 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
             continue
         # in a column of one rank, a card seen by one index that reads well off the
         # others is an index read turned (`_has_sideways_card`): it takes the trend too
-        misread_turn = len(stack) >= 3 and _one_rank(cards, stack)
         for row, i in enumerate(stack):
             shift = trend[row] - rel[row]
-            if abs(shift) > 35.0 and not (misread_turn and len(cards[i].corner_ids) == 1):
+            if abs(shift) > 35.0 and not (len(cards[i].corner_ids) == 1 and len(stack) >= 3
+                                          and _one_rank(cards, stack)):
                 continue  # turned well off its stack (a wild laid sideways): its own reading
             for m in cards[i].corner_ids:
                 out[m] = (angles[m] + shift) % 360.0
@@ -1127,7 +1130,7 @@ def _has_sideways_card(cards: list[CardReading], stack: list[int]) -> bool:
     axis = _circular_mean(2 * angles) / 2.0
     off = _angle_diff(angles, axis)
     across = np.minimum(off, 180.0 - off) > 60.0
-    if _one_rank(cards, stack):
+    if across.any() and _one_rank(cards, stack):
         # a card seen by one index in a stack of one rank: rather an index read turned
         # (the small indices of some decks read 45 degrees and more off a tenth of the
         # time) than a card laid across a meld
