@@ -1894,7 +1894,11 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
         card = cards[w]
         mates = [i for i in stacks[card.stack] if not cards[i].is_wild
                  and cards[i].rank not in ("3R", "3B") and cards[i].team == card.team]
-        if not mates:
+        # two or more wilds in a stack of their own are a meld's column whose naturals
+        # went unseen, not strays of the meld beside them
+        wild_column = len(stacks[card.stack]) >= 2 and all(
+            cards[i].is_wild for i in stacks[card.stack])
+        if not mates and not wild_column:
             near = [i for key, ids in naturals.items() if key[0] == card.team for i in ids]
             dists = [np.hypot(*np.subtract(cards[i].center, card.center)) for i in near]
             if near and min(dists) < 1.2 * card_h:

@@ -555,6 +555,21 @@ def test_an_unsure_first_card_of_a_fan_next_to_its_sure_cards_is_a_card(spread):
     assert team_melds(reading, 0) == [["A"] * 6, ["K"] * 3]
 
 
+def test_a_column_of_wilds_alone_is_not_given_to_the_meld_beside_it():
+    # the naturals of a meld ending in two wilds went unseen: the wilds are that meld's
+    # column, not strays of the fives beside it (a lone wild would be)
+    width = 0.714 * CARD_H
+    fives = column(["5H", "5S", "5D", "2C"], 1000, 1700)
+    wilds = column(["6H", "6S", "JK", "2D"], 1000 + 1.1 * width, 1700)
+    scene = scene_from_placements(fives + wilds, W, H)
+    for card in scene["cards"][4:6]:
+        for index in card["indices"]:
+            index["visible"] = 0.0  # the sixes under a finger
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["5", "5", "5", "2"]]
+    assert any(r["kind"] == "lone_wild" for r in reading.review)
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
