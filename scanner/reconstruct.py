@@ -80,6 +80,8 @@ class CardReading:
     from_bottom: bool = field(default=False, repr=False)
     # the classifier's surest reading of the rank among the card's corners
     rank_confidence: float = field(default=1.0, repr=False)
+    # where each of its corners alone puts the card (two or more corners only)
+    corner_spots: dict[int, tuple[float, float]] | None = field(default=None, repr=False)
 
     @property
     def is_wild(self) -> bool:
@@ -534,6 +536,9 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
                                  angle=card_angle, confidence=conf,
                                  fully_visible=len(set(flipped)) == 2, notes=notes,
                                  other_center=other,
+                                 corner_spots=None if len(group) == 1 else {
+                                     m: (float(p[0]), float(p[1]))
+                                     for m, p in zip(group, spots, strict=True)},
                                  rank_confidence=max(rank_conf[m] for m in group
                                                      if ranks[m] == rank)))
     return cards
@@ -743,11 +748,15 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
     when noisy angles kept the two apart, both predict the same card centre. Both
     indices must be one size (`alike`, by corner): in a row spread to the left, a
     covered card's bottom-right index and another deck's top-right index may predict
-    one card too. Returns the cards without the joined ones and the stacks renumbered.
+    one card too. Nor is a top index a column step above the bottom one (0.6 to 1.5 of
+    the step between the column's covered cards) joined: that is the covered card, the
+    last card's own top index unseen. Returns the cards without the joined ones and the
+    stacks renumbered.
     """
     gone: set[int] = set()
     for stack in stacks:
         bottoms = [i for i in stack if cards[i].from_bottom and len(cards[i].corner_ids) == 1]
+        step_up = _covered_step(cards, stack, card_h) if bottoms else None
         for b in bottoms:
             tops = [i for i in stack if i not in gone and i != b and not cards[i].from_bottom
                     and not cards[i].fully_visible and cards[i].rank == cards[b].rank]
@@ -757,6 +766,8 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
             a = tops[int(np.argmin(dist))]
             if min(dist) > 0.3 * card_h:
                 continue
+            if step_up is not None and _a_step_up(cards[a].center, cards[b].center, *step_up):
+                continue  # the covered card a step up, not the bottom's own top index
             top, bottom = cards[a], cards[b]
             if not alike[top.corner_ids[0], bottom.corner_ids[0]]:
                 continue
@@ -775,6 +786,68 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
             renumber[i] = len(kept)
             kept.append(card)
     return kept, [[renumber[i] for i in stack if i in renumber] for stack in stacks]
+
+
+# a whole card whose top index places it this share of a column step (or more, up to
+# 1.5) above where its bottom index does is two cards (`_split_stretched_cards`; 0.5 and
+# 0.75 read val no better)
+STRETCHED = 0.6
+
+
+def _a_step_up(top: tuple[float, float], bottom: tuple[float, float], step: float,
+               up: np.ndarray) -> bool:
+    """Whether a top index's card lies a column step above its bottom index's, straight up.
+
+    0.6 to 1.5 steps along the column and less than half of that across it: a card
+    bigger than measured (near the camera of a tilted photo) puts its bottom index
+    further along the card's diagonal instead.
+    """
+    offset = np.subtract(top, bottom)
+    apart = float(offset @ up)
+    across = abs(float(offset @ np.array([-up[1], up[0]])))
+    return STRETCHED * step < apart < 1.5 * step and across < apart / 2
+
+
+def _covered_step(cards: list[CardReading], stack: list[int],
+                  card_h: float) -> tuple[float, np.ndarray] | None:
+    """The step between a column's covered cards and its up direction, if it shows one."""
+    covered = [i for i in stack if not cards[i].fully_visible and not cards[i].from_bottom]
+    if len(stack) < 3 or len(covered) < 2:
+        return None
+    up = _unit_vectors(np.array([_circular_mean(np.array([cards[i].angle
+                                                          for i in stack]))]))[0][0]
+    along = np.sort([-(np.asarray(cards[i].center) @ up) for i in covered])
+    step = float(np.median(np.diff(along)))
+    return (step, up) if 0.12 * card_h < step < 0.5 * card_h else None
+
+
+def _split_stretched_cards(cards: list[CardReading], stacks: list[list[int]],
+                           angles: np.ndarray, card_h: float) -> None:
+    """Split a column's whole card whose top index lies a step above where its bottom says.
+
+    When the detector misses the top index of a column's last card, the bottom index
+    pairs with the covered card's top index a step up: the two corners then place the
+    card a column step apart along it, not together. Such a card is two: the covered
+    one (its top index) and the last one seen by its bottom index.
+    """
+    for stack in stacks:
+        step_up = _covered_step(cards, stack, card_h)
+        if step_up is None:
+            continue
+        for i in list(stack):
+            card = cards[i]
+            if not card.fully_visible or len(card.corner_ids) != 2 or not card.corner_spots:
+                continue
+            top, bottom = sorted(card.corner_ids,
+                                 key=lambda m: _angle_diff(angles[m], card.angle))
+            if not _a_step_up(card.corner_spots[top], card.corner_spots[bottom], *step_up):
+                continue
+            spots = card.corner_spots
+            card.corner_ids, card.center = [top], spots[top]
+            card.fully_visible, card.corner_spots = False, None
+            cards.append(replace(card, corner_ids=[bottom], center=spots[bottom],
+                                 from_bottom=True, notes=list(card.notes)))
+            stack.append(len(cards) - 1)
 
 
 def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: np.ndarray,
@@ -1264,6 +1337,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
     cards, stacks = _join_split_cards(cards, stacks, typical_h, alike)
+    _split_stretched_cards(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
     for k, s in enumerate(stacks):
@@ -1273,6 +1347,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
             if stack_conf[k] < 1.0:
                 cards[i].confidence *= 0.6 + 0.4 * stack_conf[k]
     for card in cards:  # back to the caller's corner numbers, duplicates included
+        card.corner_spots = None  # (by the local numbers)
         ids = [int(keep[i]) for i in card.corner_ids]
         card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
     _fix_misreads(cards, stacks)

@@ -570,6 +570,20 @@ def test_a_column_of_wilds_alone_is_not_given_to_the_meld_beside_it():
     assert any(r["kind"] == "lone_wild" for r in reading.review)
 
 
+@pytest.mark.parametrize("step, angle", [(0.25, 180.0), (0.25, 0.0), (0.3, 180.0)])
+def test_a_last_card_seen_by_its_bottom_index_is_not_the_covered_card_above(step, angle):
+    # the last seven's top index lies under a finger: its bottom index, with the covered
+    # card's top index a column step up, is no whole card but two cards
+    table = column(["7D", "7H", "7S", "7C"], 1000, 1500, step=step, angle=angle)
+    for x, rank in ((1400, "K"), (1800, "Q"), (2200, "J")):
+        table += column([rank + suit for suit in "HSD"], x, 1500, angle=angle)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][3]["indices"][0]["visible"] = 0.0
+    layout = read_table(corners_from_scene(scene), (W, H)).layout_json()
+    team = 0 if angle == 0 else 1
+    assert layout["teams"][team]["melds"][0] == ["7"] * 4
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
