@@ -682,6 +682,23 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
     return out
 
 
+def _red_threes_apart(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
+    """Each red three touching other cards is a stack of its own.
+
+    A red three is laid down apart the moment it is drawn: it belongs to no meld or
+    pile, and one lying against the discard pile would otherwise be left out with it.
+    """
+    out = []
+    for stack in stacks:
+        threes = [i for i in stack if cards[i].rank == "3R"]
+        if not threes or len(threes) == len(stack):
+            out.append(stack)
+            continue
+        out.append([i for i in stack if cards[i].rank != "3R"])
+        out.extend([i] for i in threes)
+    return out
+
+
 def _nearest_parts(cards: list[CardReading], stack: list[int],
                    groups: list[list[int]]) -> list[list[int]]:
     """The stack's cards shared out among `groups`, each card with its nearest part.
@@ -1331,6 +1348,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
         _choose_index_sides(cards, typical_h, print_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
+        stacks = _red_threes_apart(cards, stacks)
         oriented = _orient_stacks(cards, stacks)
         steadier = _steadier_angles(cards, stacks, angles, typical_h)
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:

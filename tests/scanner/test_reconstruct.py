@@ -584,6 +584,21 @@ def test_a_last_card_seen_by_its_bottom_index_is_not_the_covered_card_above(step
     assert layout["teams"][team]["melds"][0] == ["7"] * 4
 
 
+def test_a_red_three_against_the_discard_pile_is_still_its_team_s():
+    # a red three is laid down apart the moment it is drawn: lying against the discard
+    # pile, it is no card of the pile (left out) but its side's
+    table = (column(["KH", "KS", "KD"], 1200, 2200) + column(["8H", "8S", "8D"], 1800, 2200)
+             + column(["QH", "QS", "QD"], 1200, 800, angle=180)
+             + column(["5H", "5S", "5D"], 1800, 800, angle=180)
+             + [{"card": card, "x": 2600 + k * 25, "y": 1500 + k * 10, "angle": turn}
+                for k, (card, turn) in enumerate([("9C", 10), ("4D", 35), ("JK", 95)])]
+             + [{"card": "3H", "x": 2650, "y": 1500 + 0.65 * CARD_H, "angle": 0.0}])
+    reading = read_table(corners_from_scene(scene_from_placements(table, W, H)), (W, H))
+    assert [t["red_threes"] for t in reading.layout_json()["teams"]] == [1, 0]
+    left_out = [r["message"] for r in reading.review if r["kind"] == "left_out"]
+    assert len(left_out) == 1 and "3R" not in left_out[0]
+
+
 def test_an_index_reported_twice_is_one_corner_of_one_card():
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900))
     twice = np.r_[np.arange(len(corners)), 1]  # the detector reports corner 1 again
