@@ -1387,9 +1387,12 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     across it, a whole number of steps (within a quarter step) from the nearest sure
     card (a column laid by hand drifts off a lattice counted from its first card), at
     most one step past either end. A detector's second box on an index falls between
-    places or on a held one, a false corner off the line. An unsure corner that joins a
-    sure corner's card is taken too: it is the card's other end (or a duplicate of the
-    sure one). Returns the corners (caller's numbers) of the supported cards.
+    places or on a held one, a false corner off the line. Where the sure cards form no
+    straight line, a card on the chord of a fan's empty place (`_fills_a_gap`), or one
+    next to a sure card yet off every sure card's spot (`_clear_place`, unless its rank
+    is a misread's), is taken too. An unsure corner that joins a sure corner's card is
+    taken as well: it is the card's other end (or a duplicate of the sure one). Returns
+    the corners (caller's numbers) of the supported cards.
     """
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
