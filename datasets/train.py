@@ -139,7 +139,8 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
     if rgb is None:
         return []
-    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
+    # the same tiles wherever the scenes live (the path once went in, via its length)
+    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), ("train", "val", "test").index(split)])
     if bare_glyph and split == "train":  # some cards lose the pip under the rank (datasets/glyphs.py)
         from datasets import glyphs
 
