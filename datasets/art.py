@@ -549,12 +549,8 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         jb = [b for b in jb if b is not None]
         if jb:
             index_boxes["JK"] = tuple(float(v) for v in np.median(np.array(jb), axis=0))
-    jk = index_boxes.get("JK")
-    if jk is not None and (jk[3] - jk[1]) * CARD_HEIGHT > 1.3 * (jk[2] - jk[0]) * size[0]:
-        # A vertical JOKER is taller than the step of a meld column, so in a column only
-        # its first letters show. Label the part that always reads as a joker (J, O, K),
-        # the same way whether the card is covered or not.
-        index_boxes["JK"] = (jk[0], jk[1], jk[2], jk[1] + 0.6 * (jk[3] - jk[1]))
+    if "JK" in index_boxes:
+        index_boxes["JK"] = joker_label(index_boxes["JK"], size[0], CARD_HEIGHT)
     order = FACE_TOKENS + ("JK_red", "JK_black", "back")
     if "back" not in cards:
         cards["back"] = _plain_back(size, rng)
@@ -570,6 +566,19 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
         "jokers_drawn": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
     }
+
+
+def joker_label(box, card_w: int, card_h: int) -> tuple[float, float, float, float]:
+    """The labelled part of a joker's index box (card fractions).
+
+    A vertical JOKER is taller than the step of a meld column, so in a column only its
+    first letters show: the label is the part that always reads as a joker (J, O, K), the
+    same whether the card is covered or not. Other joker indices are labelled whole.
+    """
+    x1, y1, x2, y2 = (float(v) for v in box)
+    if (y2 - y1) * card_h > 1.3 * (x2 - x1) * card_w:
+        return (x1, y1, x2, y1 + 0.6 * (y2 - y1))
+    return (x1, y1, x2, y2)
 
 
 def _plain_back(size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from datasets import art
+from datasets.scene import CardGeometry
 
 MANIFEST = art.ART_DIR / "relettered.json"
 
@@ -95,9 +96,9 @@ def _text_patch(text: str, font_file: str, cap_px: float, squeeze: float, colour
 
     size = max(8, int(cap_px * 1.6))
     font = ImageFont.truetype(font_file, size)
-    l, t, r, b = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
-    canvas = Image.new("L", (r - l + 8, b - t + 8), 0)
-    ImageDraw.Draw(canvas).text((4 - l, 4 - t), text, font=font, fill=255)
+    left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
+    canvas = Image.new("L", (right - left + 8, bottom - top + 8), 0)
+    ImageDraw.Draw(canvas).text((4 - left, 4 - top), text, font=font, fill=255)
     alpha = np.asarray(canvas)
     ys, xs = np.nonzero(alpha > 40)
     if len(ys) == 0:
@@ -138,7 +139,8 @@ def index_patch(rank: str, suit: str | None, style: dict[str, Any], card_h: int)
         w = max(p.shape[1] for p in letters)
         out = np.zeros((step * 4 + letters[-1].shape[0], w, 4), np.uint8)
         for i, p in enumerate(letters):
-            _paste_rgba(out, p, (w - p.shape[1]) // 2, i * step)
+            x = (w - p.shape[1]) // 2
+            out[i * step: i * step + p.shape[0], x: x + p.shape[1]] = p  # letters do not overlap
         return out
     glyph = _text_patch(rank, style["font"], cap, style["squeeze"] * (0.8 if rank == "10" else 1.0), colour)
     if not style["pip"] or suit is None:
@@ -147,17 +149,10 @@ def index_patch(rank: str, suit: str | None, style: dict[str, Any], card_h: int)
     gap = round(cap * style["gap"])
     w = max(glyph.shape[1], pip.shape[1])
     out = np.zeros((glyph.shape[0] + gap + pip.shape[0], w, 4), np.uint8)
-    _paste_rgba(out, glyph, (w - glyph.shape[1]) // 2, 0)
-    _paste_rgba(out, pip, (w - pip.shape[1]) // 2, glyph.shape[0] + gap)
+    gx, px = (w - glyph.shape[1]) // 2, (w - pip.shape[1]) // 2
+    out[: glyph.shape[0], gx: gx + glyph.shape[1]] = glyph
+    out[glyph.shape[0] + gap:, px: px + pip.shape[1]] = pip
     return out
-
-
-def _paste_rgba(dst: np.ndarray, src: np.ndarray, x: int, y: int) -> None:
-    """Copy a patch into a transparent canvas (no overlap between the pieces pasted)."""
-    h, w = src.shape[:2]
-    region = dst[y:y + h, x:x + w]
-    keep = src[..., 3:4] >= region[..., 3:4]
-    dst[y:y + h, x:x + w] = np.where(keep, src, region)
 
 
 def _erase_box(m: dict[str, Any]) -> tuple[float, float, float, float]:
@@ -190,19 +185,14 @@ def _paper(face: np.ndarray) -> np.ndarray:
     return art._paper_colour(mid[:, None, :].astype(np.float32))
 
 
-def _corner_rect(box, corner: str, w: int, h: int) -> tuple[int, int, int, int]:
-    x1, y1, x2, y2 = box
-    fx = {"tl": (x1, x2), "bl": (x1, x2), "tr": (1 - x2, 1 - x1), "br": (1 - x2, 1 - x1)}[corner]
-    fy = {"tl": (y1, y2), "tr": (y1, y2), "bl": (1 - y2, 1 - y1), "br": (1 - y2, 1 - y1)}[corner]
-    return int(fx[0] * w), int(fy[0] * h), int(np.ceil(fx[1] * w)), int(np.ceil(fy[1] * h))
-
-
 def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
     """(new faces, manifest entry) of a base design's cards with their indices reprinted."""
     tokens = base["tokens"]
     out = np.array(faces, copy=True)
     n, h, w = out.shape[:3]
-    erase = _erase_box(base)
+    erase = [(int(x1 * w), int(y1 * h), int(np.ceil(x2 * w)), int(np.ceil(y2 * h)))
+             for _, (x1, y1, x2, y2), _ in CardGeometry(
+                 index_box=_erase_box(base), index_corners=tuple(base["index_corners"])).corner_boxes("")]
     boxes: dict[str, list[list[float]]] = {}
     x0, y0 = round(style["x"] * w), round(style["y"] * h)
     paper = _paper(faces[tokens.index("4S")])  # a pip card: mostly paper
@@ -215,8 +205,7 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
             pic = art._picture_of(np.asarray(faces[i]))
             _paste(out[i], pic, (w - pic.shape[1]) // 2, (h - pic.shape[0]) // 2)
         face = out[i]
-        for c in base["index_corners"]:
-            ex1, ey1, ex2, ey2 = _corner_rect(erase, c, w, h)
+        for ex1, ey1, ex2, ey2 in erase:
             opaque = face[ey1:ey2, ex1:ex2, 3] > 0
             face[ey1:ey2, ex1:ex2, :3][opaque] = paper.astype(np.uint8)
         if token.startswith("JK"):
@@ -238,10 +227,7 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
         boxes.setdefault(rank_class, []).append(
             [(x0 - pad) / w, (y0 - pad) / h, (x0 + pw + pad) / w, (y0 + ph + pad) / h])
     index_boxes = {k: [round(float(v), 4) for v in np.median(np.array(b), axis=0)] for k, b in boxes.items()}
-    jk = index_boxes.get("JK")
-    if jk is not None and (jk[3] - jk[1]) * h > 1.3 * (jk[2] - jk[0]) * w:
-        # as art.prepare_design: a tall JOKER is labelled by its first letters
-        index_boxes["JK"] = [jk[0], jk[1], jk[2], round(jk[1] + 0.6 * (jk[3] - jk[1]), 4)]
+    index_boxes["JK"] = [round(v, 4) for v in art.joker_label(index_boxes["JK"], w, h)]
     allb = np.array([b for k, b in index_boxes.items() if k != "JK"])
     entry = dict(base)
     entry.update({
@@ -288,37 +274,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--designs", type=int, default=24, help="how many relettered designs")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--force", action="store_true", help="redraw existing ones")
-    ap.add_argument("--sheet", type=Path, help="also write a contact sheet (one card per design)")
+    ap.add_argument("--sheet", type=Path, help="also draw the designs with their label boxes (art.art_sheet)")
     args = ap.parse_args(argv)
     made = prepare(args.designs, args.seed, args.force)
     if args.sheet:
-        contact_sheet(made, args.sheet)
+        art.art_sheet(args.sheet, made)
     print(f"{len(made)} relettered designs in {MANIFEST}", file=sys.stderr)
     return 0
-
-
-def contact_sheet(designs: dict[str, Any], out: Path) -> None:
-    """A few cards of each design with their label boxes drawn (to check by eye)."""
-    import cv2
-
-    rows = []
-    for name, m in designs.items():
-        faces = art.load_faces(name)
-        cells = []
-        for token in ("10H", "3S", "QD", "AC", "JK_red"):
-            face = np.ascontiguousarray(faces[m["tokens"].index(token)][..., :3])
-            h, w = face.shape[:2]
-            rc = "JK" if token.startswith("JK") else art._rank_class(token)
-            x1, y1, x2, y2 = m["index_boxes"].get(rc, m["index_box"])
-            for c in m["index_corners"]:
-                bx = {"tl": (x1, x2), "bl": (x1, x2), "tr": (1 - x2, 1 - x1), "br": (1 - x2, 1 - x1)}[c]
-                by = {"tl": (y1, y2), "tr": (y1, y2), "bl": (1 - y2, 1 - y1), "br": (1 - y2, 1 - y1)}[c]
-                cv2.rectangle(face, (int(bx[0] * w), int(by[0] * h)), (int(bx[1] * w), int(by[1] * h)),
-                              (0, 200, 0), 2)
-            cells.append(cv2.resize(face, (180, 252)))
-        rows.append(np.hstack(cells))
-    sheet = np.vstack(rows)
-    cv2.imwrite(str(out), cv2.cvtColor(sheet, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 85])
 
 
 if __name__ == "__main__":

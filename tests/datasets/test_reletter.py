@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from datasets import art, reletter
+from datasets.scene import CardGeometry
 
 H, W = 256, 180
 TOKENS = [*art.FACE_TOKENS, "JK_red", "JK_black", "back"]
@@ -38,11 +39,9 @@ def _ink(face: np.ndarray) -> np.ndarray:
 
 def _label_mask(entry: dict, rank_class: str) -> np.ndarray:
     mask = np.zeros((H, W), bool)
-    x1, y1, x2, y2 = entry["index_boxes"][rank_class]
-    for c in entry["index_corners"]:
-        fx = {"tl": (x1, x2), "bl": (x1, x2), "tr": (1 - x2, 1 - x1), "br": (1 - x2, 1 - x1)}[c]
-        fy = {"tl": (y1, y2), "tr": (y1, y2), "bl": (1 - y2, 1 - y1), "br": (1 - y2, 1 - y1)}[c]
-        mask[int(fy[0] * H): int(np.ceil(fy[1] * H)) + 1, int(fx[0] * W): int(np.ceil(fx[1] * W)) + 1] = True
+    geom = CardGeometry(index_boxes=entry["index_boxes"], index_corners=tuple(entry["index_corners"]))
+    for _, (x1, y1, x2, y2), _ in geom.corner_boxes(rank_class):
+        mask[int(y1 * H): int(np.ceil(y2 * H)) + 1, int(x1 * W): int(np.ceil(x2 * W)) + 1] = True
     return mask
 
 
