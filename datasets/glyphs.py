@@ -67,11 +67,11 @@ def _manifest() -> dict:
     import json
 
     from datasets.art import ART_DIR
+    from datasets.reletter import MANIFEST as RELETTERED
 
     manifest = json.loads((ART_DIR / "manifest.json").read_text())
-    relettered = ART_DIR / "relettered.json"  # datasets/reletter.py
-    if relettered.exists():
-        manifest.update(json.loads(relettered.read_text()))
+    if RELETTERED.exists():
+        manifest.update(json.loads(RELETTERED.read_text()))
     return manifest
 
 

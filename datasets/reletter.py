@@ -189,7 +189,7 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
     """(new faces, manifest entry) of a base design's cards with their indices reprinted."""
     tokens = base["tokens"]
     out = np.array(faces, copy=True)
-    n, h, w = out.shape[:3]
+    h, w = out.shape[1:3]
     erase = [(int(x1 * w), int(y1 * h), int(np.ceil(x2 * w)), int(np.ceil(y2 * h)))
              for _, (x1, y1, x2, y2), _ in CardGeometry(
                  index_box=_erase_box(base), index_corners=tuple(base["index_corners"])).corner_boxes("")]
@@ -201,17 +201,16 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
         if token == "back":
             continue
         if token.startswith("JK"):  # the base joker's picture on a blank card: its own index goes
+            rank, suit = "JK", ("H" if token == "JK_red" else "S")
             out[i] = blank
             pic = art._picture_of(np.asarray(faces[i]))
             _paste(out[i], pic, (w - pic.shape[1]) // 2, (h - pic.shape[0]) // 2)
+        else:
+            rank, suit = token[:-1], token[-1]
         face = out[i]
         for ex1, ey1, ex2, ey2 in erase:
             opaque = face[ey1:ey2, ex1:ex2, 3] > 0
             face[ey1:ey2, ex1:ex2, :3][opaque] = paper.astype(np.uint8)
-        if token.startswith("JK"):
-            rank, suit = "JK", ("H" if token == "JK_red" else "S")
-        else:
-            rank, suit = token[:-1], token[-1]
         patch = index_patch(rank, suit, style, h)
         ph, pw = patch.shape[:2]
         if rank == "JK" and style["joker"] == "word":

@@ -12,6 +12,17 @@ from datasets import build, train
 from datasets.scene import SceneParams
 
 
+def _magenta_worker() -> None:
+    """Scenes of datasets.build drawn with the magenta test deck (small photos, no close-ups)."""
+    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
+                         designs={"train": {"magenta": GEOM}, "test": {}})
+
+
+def _labels(tiles: Path, split: str) -> dict[str, str]:
+    """Label file name -> text of one split of a tile dataset."""
+    return {p.name: p.read_text() for p in (tiles / split / "labels").glob("*.txt")}
+
+
 def test_quarter_turn_moves_labels_with_the_pixels():
     img = np.full((100, 100, 3), 200, np.uint8)
     img[10:30, 60:70] = (255, 0, 255)  # a tall magenta box, x 60-70, y 10-30
@@ -28,8 +39,7 @@ def test_quarter_turn_moves_labels_with_the_pixels():
 
 
 def test_turned_train_tiles_keep_labels_on_the_print(tmp_path: Path):
-    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
-                         designs={"train": {"magenta": GEOM}, "test": {}})
+    _magenta_worker()
     scenes = tmp_path / "scenes"
     for i in (0, 1, 8):  # train, train, val
         build.build_one(3, i, scenes)
@@ -51,15 +61,12 @@ def test_turned_train_tiles_keep_labels_on_the_print(tmp_path: Path):
     plain = tmp_path / "plain"
     train.build_tiles({"train": scenes / "train", "val": scenes / "val"}, plain, 320,
                       {"train": 4, "val": 2}, seed=1, jobs=1, quarter_turns=0.0)
-    labels = {d: {p.name: p.read_text() for p in (d / "val" / "labels").glob("*.txt")} for d in (out, plain)}
-    assert labels[out] == labels[plain] and len(labels[out]) == 2
-    train_labels = [{p.name: p.read_text() for p in (d / "train" / "labels").glob("*.txt")} for d in (out, plain)]
-    assert train_labels[0] != train_labels[1]
+    assert _labels(out, "val") == _labels(plain, "val") and len(_labels(out, "val")) == 2
+    assert _labels(out, "train") != _labels(plain, "train")
 
 
 def test_tiles_do_not_depend_on_where_the_scenes_live(tmp_path: Path):
-    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
-                         designs={"train": {"magenta": GEOM}, "test": {}})
+    _magenta_worker()
     made = []
     for where in ("a", "a-much-longer-folder-name"):
         scenes = tmp_path / where / "scenes"
@@ -67,5 +74,5 @@ def test_tiles_do_not_depend_on_where_the_scenes_live(tmp_path: Path):
         out = tmp_path / where / "tiles"
         train.build_tiles({"train": scenes / "train"}, out, 320, {"train": 3}, seed=1, jobs=1,
                           quarter_turns=0.5)
-        made.append({p.name: p.read_text() for p in (out / "train" / "labels").glob("*.txt")})
+        made.append(_labels(out, "train"))
     assert made[0] == made[1] and len(made[0]) == 3
