@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
-from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
+from scanner.detector import OnnxDetector, box_iou, detect_corners, turn_boxes  # noqa: E402
 from scanner.imageio import Photo, load_photo  # noqa: E402
 
 MIN_VISIBLE = 0.6
@@ -91,16 +91,6 @@ def _match(det_boxes, det_scores, gt_boxes, ignore_boxes, iou_thr=0.5):
         if len(ignore_boxes) and box_iou(det_boxes[i], ignore_boxes).max() >= iou_thr:
             ignored[i] = True
     return tp, gt_of, ignored
-
-
-def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray:
-    """xyxy `boxes` of a width x height photo after k counter-clockwise quarter turns
-    (np.rot90: a point (x, y) goes to (y, width - x), and the photo's sides swap)."""
-    b = np.asarray(boxes, np.float32).reshape(-1, 4).copy()
-    for _ in range(k % 4):
-        b = np.stack([b[:, 1], width - b[:, 2], b[:, 3], width - b[:, 0]], axis=1)
-        width, height = height, width
-    return b
 
 
 def _turned_photo(path: Path, detector: OnnxDetector, k: int) -> Photo:
@@ -302,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the reader's test-time quarter turns, e.g. 0 or 0,1,2,3")
     ap.add_argument("--reread-below", type=float, default=None,
                     help="read again turned only the crops read with a rank probability under this")
+    ap.add_argument("--upright", type=int, default=None, choices=(0, 1),
+                    help="override the sideways-photo re-pass (1 on, 0 off)")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -317,10 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     turns = tuple(int(k) for k in args.reader_turns.split(",")) if args.reader_turns else None
     sides = tuple(int(k) for k in args.long_sides.split(",")) if args.long_sides else None
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
-                            reader_turns=turns, long_sides=sides, reread_below=args.reread_below)
+                            reader_turns=turns, long_sides=sides, reread_below=args.reread_below,
+                            upright=None if args.upright is None else bool(args.upright))
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
+    report["upright"] = detector.upright
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)

@@ -130,7 +130,8 @@ class OnnxDetector:
                  long_sides: tuple[int, ...] | None = None,
                  min_confidence: float | None = None,
                  reader_turns: tuple[int, ...] | None = None,
-                 reread_below: float | None = None) -> None:
+                 reread_below: float | None = None,
+                 upright: bool | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -163,6 +164,10 @@ class OnnxDetector:
                                                        else run.get("reader_turns", (0,)))) or (0,)
         self.reread_below = float(reread_below if reread_below is not None
                                   else run.get("reread_below", 1.01))
+        # A photo taken from a player's side shows the cards sideways, where the detector
+        # finds fewer indices: when the first pass's sure corners mostly point sideways the
+        # photo is turned a quarter and the passes run again on it (see `detect`).
+        self.upright = bool(upright if upright is not None else run.get("upright", False))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -220,16 +225,18 @@ class OnnxDetector:
             boxes, scores = boxes[keep], scores[keep]
         return boxes / scale, scores
 
+    def _locate(self, rgb: np.ndarray, scales: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes and scores of the passes at `scales`, not yet merged."""
+        found = [self._run_pass(rgb, scale) for scale in scales]
+        if not found:
+            return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
+        return (np.concatenate([b for b, _ in found]).astype(np.float32).reshape(-1, 4),
+                np.concatenate([s for _, s in found]).astype(np.float32))
+
     def locate(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores."""
         rgb = _as_rgb(rgb)
-        all_boxes, all_scores = [], []
-        for scale in self._scales(*rgb.shape[:2]):
-            b, s = self._run_pass(rgb, scale)
-            all_boxes.append(b)
-            all_scores.append(s)
-        boxes = np.concatenate(all_boxes).astype(np.float32)
-        scores = np.concatenate(all_scores).astype(np.float32)
+        boxes, scores = self._locate(rgb, self._scales(*rgb.shape[:2]))
         keep = non_max_suppression(boxes, scores, self.iou)
         return boxes[keep], scores[keep]
 
@@ -268,11 +275,53 @@ class OnnxDetector:
         angles = np.degrees(back[0]) % 360
         return probs[0].astype(np.float32), angles.astype(np.float32)
 
+    def _detect_upright(self, rgb: np.ndarray) -> tuple[np.ndarray, ...]:
+        """`detect`'s boxes, scores, probabilities and angles with the sideways check.
+
+        Boxes are merged exactly as `locate` merges them (one NMS over every pass's raw
+        boxes), so a photo that is not turned gets the same corners as without the check;
+        crops read for the check are not read again.
+        """
+        scales = self._scales(*rgb.shape[:2])
+        raw, raw_scores = self._locate(rgb, scales[:1])
+        first = non_max_suppression(raw, raw_scores, self.iou)
+        probs, angles = self.read(rgb, raw[first])
+        turn = quarter_turn_upright(probs, raw_scores[first], angles)
+        if turn:
+            turned = np.ascontiguousarray(np.rot90(rgb, turn))
+            more, more_scores = self._locate(turned, scales)
+            # turning the turned image the rest of the way round maps its boxes back
+            more = turn_boxes(more, turned.shape[1], turned.shape[0], 4 - turn)
+        else:
+            more, more_scores = self._locate(rgb, scales[1:])
+        boxes = np.concatenate([raw, more])
+        scores = np.concatenate([raw_scores, more_scores])
+        keep = non_max_suppression(boxes, scores, self.iou)
+        row = np.full(len(boxes), -1)
+        row[first] = np.arange(len(first))
+        unread = row[keep] < 0
+        new_probs, new_angles = self.read(rgb, boxes[keep[unread]])
+        all_probs = np.zeros((len(keep), len(self.classes)), np.float32)
+        all_angles = np.zeros(len(keep), np.float32)
+        all_probs[~unread], all_angles[~unread] = probs[row[keep[~unread]]], angles[row[keep[~unread]]]
+        all_probs[unread], all_angles[unread] = new_probs, new_angles
+        return boxes[keep], scores[keep], all_probs, all_angles
+
     def detect(self, rgb: np.ndarray) -> Corners:
-        """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels."""
+        """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels.
+
+        With `upright` on, the first (finest) pass is read before the others: if most of
+        its sure corners point sideways, the remaining passes run on the photo turned a
+        quarter (cards up or down, as the detector sees them best), the finest pass too,
+        and all boxes are merged. Crops are always read from the photo as given.
+        """
+        rgb = _as_rgb(rgb)
         with self._lock:
-            boxes, det_scores = self.locate(rgb)
-            probs, angles = self.read(rgb, boxes)
+            if not self.upright:
+                boxes, det_scores = self.locate(rgb)
+                probs, angles = self.read(rgb, boxes)
+            else:
+                boxes, det_scores, probs, angles = self._detect_upright(rgb)
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
@@ -283,6 +332,34 @@ class OnnxDetector:
         confidence = det_scores * rank_prob
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
         return corners.select(is_index & (confidence >= self.min_confidence))
+
+
+def quarter_turn_upright(probs: np.ndarray, scores: np.ndarray, angles: np.ndarray,
+                          min_sure: int = 6, sure: float = 0.5, share: float = 0.6) -> int:
+    """Counter-clockwise quarter turns (0, 1 or 3) that bring the cards of a photo upright
+    or upside down: non-zero when at least `share` of the sure corners (detector score x
+    rank probability >= `sure`, at least `min_sure` of them) point sideways."""
+    n_rank = len(INDEX_CLASSES)
+    sure_rows = (scores * probs[:, :n_rank].max(axis=1) >= sure) if len(probs) else np.zeros(0, bool)
+    if sure_rows.sum() < min_sure:
+        return 0
+    a = np.asarray(angles, np.float64)[sure_rows] % 360
+    right = (np.abs(a - 90) < 45).sum()
+    left = (np.abs(a - 270) < 45).sum()
+    if right + left < share * len(a):
+        return 0
+    # A card whose top points right (90) points up after a counter-clockwise quarter turn.
+    return 1 if right >= left else 3
+
+
+def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray:
+    """xyxy `boxes` of a width x height image after k counter-clockwise quarter turns
+    (np.rot90: a point (x, y) goes to (y, width - x), and the image's sides swap)."""
+    b = np.asarray(boxes, np.float32).reshape(-1, 4).copy()
+    for _ in range(k % 4):
+        b = np.stack([b[:, 1], width - b[:, 2], b[:, 3], width - b[:, 0]], axis=1)
+        width, height = height, width
+    return b
 
 
 def _as_rgb(rgb: np.ndarray) -> np.ndarray:

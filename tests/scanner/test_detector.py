@@ -28,6 +28,8 @@ from scanner.detector import (
     detect_corners,
     detect_photo,
     non_max_suppression,
+    quarter_turn_upright,
+    turn_boxes,
 )
 from scanner.imageio import ImageError, PhotoTooLarge
 
@@ -71,6 +73,43 @@ def test_nms_matches_brute_force_on_random_boxes() -> None:
     for j in set(range(60)) - set(keep.tolist()):  # every dropped box has a better kept twin
         better = keep[scores[keep] >= scores[j]]
         assert (box_iou(boxes[j], boxes[better]) > 0.45).any()
+
+
+def test_turn_boxes_follows_rot90_and_turns_back() -> None:
+    img = np.zeros((40, 100), np.uint8)  # height 40, width 100
+    box = np.array([[10, 5, 30, 15]], np.float32)
+    img[5:15, 10:30] = 1
+    for k in (1, 2, 3):
+        turned = np.rot90(img, k)
+        ys, xs = np.nonzero(turned)
+        expect = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+        got = turn_boxes(box, 100, 40, k)
+        assert got[0].tolist() == expect, k
+        back = turn_boxes(got, turned.shape[1], turned.shape[0], 4 - k)
+        assert np.allclose(back, box), k
+
+
+def test_quarter_turn_upright_needs_sure_sideways_corners() -> None:
+    def probs(n: int, p: float) -> np.ndarray:
+        out = np.zeros((n, len(INDEX_CLASSES) + 1), np.float32)
+        out[:, 0] = p
+        out[:, -1] = 1 - p
+        return out
+
+    scores = np.full(10, 0.9, np.float32)
+    right = np.array([80, 95, 100, 85, 270, 90, 92, 0, 88, 91], np.float32)  # 8 right, 1 left
+    assert quarter_turn_upright(probs(10, 0.95), scores, right) == 1  # right -> up: one turn
+    assert quarter_turn_upright(probs(10, 0.95), scores, (right + 180) % 360) == 3
+    assert quarter_turn_upright(probs(10, 0.95), scores, (right + 90) % 360) == 0  # up or down
+    # a table photographed from its long side: half up, half down
+    assert quarter_turn_upright(probs(10, 0.95), scores, np.r_[[0] * 5, [180] * 5]) == 0
+    # too few sure corners to tell: reads under the gate do not count
+    assert quarter_turn_upright(probs(10, 0.3), scores, right) == 0
+    assert quarter_turn_upright(probs(4, 0.95), scores[:4], right[:4]) == 0
+    assert quarter_turn_upright(probs(0, 0.9), scores[:0], right[:0]) == 0
+    # sideways must be most of them
+    mixed = np.r_[[90] * 5, [0] * 5].astype(np.float32)
+    assert quarter_turn_upright(probs(10, 0.95), scores, mixed) == 0
 
 
 def test_crop_indices_centres_and_replicates_edges() -> None:
@@ -181,6 +220,40 @@ def test_orientation_follows_the_photo(detector, scene) -> None:
             d = (down.angle[int(iou.argmax())] - ang - 180 + 180) % 360 - 180
             agree.append(abs(d) < 45)
     assert len(agree) >= 0.7 * len(up) and np.mean(agree) >= 0.85
+
+
+def test_sideways_photo_is_detected_turned_upright(scene) -> None:
+    """A photo taken from a player's side: with the check on, the cards are found as well
+    as upright (the photo is turned for the detector, corners come back in its frame)."""
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    gt_boxes, gt_classes = _readable(scene)
+    h, w = rgb.shape[:2]
+    plain = OnnxDetector(upright=False)
+    check = OnnxDetector(upright=True)
+
+    def found(corners: Corners, boxes: np.ndarray) -> dict[int, float]:
+        """Angle of the right-rank corner on each true index found (by the index's number)."""
+        out = {}
+        for i, (box, cls) in enumerate(zip(boxes, gt_classes, strict=True)):
+            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
+            if iou.max() >= 0.5 and corners.class_ids[int(iou.argmax())] == cls:
+                out[i] = float(corners.angle[int(iou.argmax())])
+        return out
+
+    up = plain.detect(rgb)
+    assert check.detect(rgb).boxes.tolist() == up.boxes.tolist()  # not turned: the same
+    up_found = found(up, gt_boxes)
+    for k in (1, 3):
+        turned = np.ascontiguousarray(np.rot90(rgb, k))
+        boxes = turn_boxes(gt_boxes, w, h, k)
+        plain_found = found(plain.detect(turned), boxes)
+        turned_found = found(check.detect(turned), boxes)
+        assert len(turned_found) >= len(plain_found), (k, len(turned_found), len(plain_found))
+        assert len(turned_found) >= 0.9 * len(up_found), (k, len(turned_found), len(up_found))
+        # directions in the turned photo's frame: a card's top turns with it, 90 k degrees
+        both = sorted(set(up_found) & set(turned_found))
+        d = [(turned_found[i] - up_found[i] + 90 * k + 180) % 360 - 180 for i in both]
+        assert np.mean(np.abs(d) < 30) >= 0.9, (k, np.round(d))
 
 
 def test_blank_photo_has_no_corners(detector) -> None:
