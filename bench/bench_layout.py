@@ -17,6 +17,12 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
   figures are what the layout step is judged by;
 - time of `read_table` per scene (p50 / p95, warm).
 
+`--turn 90` (180, 270) turns every scene counter-clockwise first, as if photographed from
+another side of the table (boxes, directions and, for the detector, the photo). From the
+far side (180) the teams swap; from a long side (90, 270) nothing in the photo tells
+which team is "team 0", so each scene is scored with the team naming that matches more
+melds (one naming for the whole scene).
+
 Corner sources: `gt` (perfect corners), `noisy` (box/angle noise, dropped and misread
 corners), `detector` (the ONNX model on the rendered photos; needs `--scenes-dir` with
 images and a model in `models/`).
@@ -28,6 +34,7 @@ images and a model in `models/`).
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -70,6 +77,34 @@ def load_scenes(scenes_dir: Path | None, generate: int, seed: int,
 
     rng = np.random.default_rng(seed)
     return [(make_scene(rng, split="test").to_json(), None) for _ in range(generate)]
+
+
+def turn_scene(scene: dict, k: int) -> dict:
+    """`scene` photographed after k counter-clockwise quarter turns: index boxes and
+    directions turned with the photo, its sides swapped for an odd k."""
+    from scanner.detector import turn_boxes
+
+    out = copy.deepcopy(scene)
+    w, h = out["image"]["width"], out["image"]["height"]
+    for card in out["cards"]:
+        if "angle" in card:
+            card["angle"] = (card["angle"] - 90 * k) % 360
+        for index in card.get("indices", []):
+            index["box"] = [float(v) for v in turn_boxes(index["box"], w, h, k)[0]]
+            if "angle" in index:
+                index["angle"] = (index["angle"] - 90 * k) % 360
+    if k % 2:
+        out["image"]["width"], out["image"]["height"] = h, w
+    return out
+
+
+def swap_teams(scene: dict) -> dict:
+    """`scene` with its two teams' names exchanged (melds and layout)."""
+    out = copy.deepcopy(scene)
+    for m in out["melds"]:
+        m["team"] = 1 - m["team"]
+    out["layout"]["teams"] = out["layout"]["teams"][::-1]
+    return out
 
 
 def meld_key(team: int, rank: str) -> tuple[int, str]:
@@ -158,20 +193,27 @@ def _load_cached(path: Path) -> Corners:
 
 
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
-                detector=None, cache: Path | None = None):
+                detector=None, cache: Path | None = None, turn: int = 0):
+    """Corners of `scene` (already turned by `turn` quarter turns: the photo is turned here)."""
     if source == "gt":
         return corners_from_scene(scene, rng, shuffle=True)
     if source == "noisy":
         return corners_from_scene(scene, rng, shuffle=True, **NOISY)
     if source == "detector":
         from scanner.detector import detect_corners
+        from scanner.imageio import Photo, load_photo
 
         cached = None
         if cache is not None:
-            cached = cache / f"{photo.parent.name}-{photo.stem}.npz"
+            cached = cache / f"{photo.parent.name}-{photo.stem}{f'-t{90 * turn}' if turn else ''}.npz"
             if cached.is_file():
                 return _load_cached(cached)
-        corners, _ = detect_corners(photo, detector)
+        src = photo
+        if turn:
+            got = load_photo(photo, long_side=detector.decode_long_side)
+            w, h = (got.height, got.width) if turn % 2 else (got.width, got.height)
+            src = Photo(np.ascontiguousarray(np.rot90(got.rgb, turn)), w, h, got.format, got.scale)
+        corners, _ = detect_corners(src, detector)
         if cached is not None:
             np.savez(cached, boxes=corners.boxes, class_ids=corners.class_ids,
                      confidence=corners.confidence, angle=corners.angle,
@@ -182,7 +224,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
-        supported_gate: float | None = None) -> dict:
+        supported_gate: float | None = None, turn: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     detector = None
     cache = None
@@ -201,7 +243,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             # a close shot of part of the table: its layout cannot match the whole deal
             totals["skipped_incomplete"] += 1
             continue
-        corners = corners_for(source, scene, photo, rng, detector, cache)
+        if turn:
+            scene = turn_scene(scene, turn)
+        corners = corners_for(source, scene, photo, rng, detector, cache, turn)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
@@ -209,7 +253,14 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         reading = read_table(corners, size, **gates)
         times.append((time.perf_counter() - start) * 1000)
         cpu_times.append((time.thread_time() - cpu) * 1000)
+        if turn == 2:
+            scene = swap_teams(scene)  # from the far side, the far team faces the bottom edge
         counts = compare_melds(scene, reading)
+        if turn % 2:  # from a long side: the team naming that matches more melds
+            swapped = swap_teams(scene)
+            other = compare_melds(swapped, reading)
+            if other["plain_exact"] + other["squared_exact"] > counts["plain_exact"] + counts["squared_exact"]:
+                scene, counts = swapped, other
         totals.update(counts)
         true_score = deal_scores(scene["layout"])
         raw = deal_scores(predicted_layout(scene, reading, False))
@@ -281,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
                              "layout gate are used where a line of surer cards supports them "
                              "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
                              "corners; a value at or over the layout gate turns it off)")
+    parser.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
+                        help="turn every scene counter-clockwise first (a photo from another side)")
     parser.add_argument("--corners-cache", type=Path,
                         help="keep the detector's corners per photo under DIR/<model hash>/ and "
                              "reuse them (layout experiments without re-running the model)")
@@ -298,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         if supported is None and source == "detector":
             supported = LAYOUT_SUPPORTED_CONFIDENCE
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
-                     supported)
+                     supported, args.turn // 90)
         print(json.dumps(result))
     return 0
 
