@@ -23,6 +23,8 @@ from scanner.detector import box_iou
 def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dict[str, dict]:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for f in sorted(cache.glob(f"{scenes.name}-scene_*.npz")):
+        if not f.stem.split("_")[-1].isdigit():
+            continue  # corners of a turned photo (bench_layout --turn): other boxes
         scene = json.loads((scenes / f"{f.stem.split('-', 1)[1]}.json").read_text())
         with np.load(f) as z:
             boxes = z["boxes"]
