@@ -280,7 +280,7 @@ class OnnxDetector:
 
         Boxes are merged exactly as `locate` merges them (one NMS over every pass's raw
         boxes), so a photo that is not turned gets the same corners as without the check;
-        crops read for the check are not read again.
+        crops read for the check are not read again unless the photo is turned.
         """
         scales = self._scales(*rgb.shape[:2])
         raw, raw_scores = self._locate(rgb, scales[:1])
@@ -292,8 +292,15 @@ class OnnxDetector:
             more, more_scores = self._locate(turned, scales)
             # turning the turned image the rest of the way round maps its boxes back
             more = turn_boxes(more, turned.shape[1], turned.shape[0], 4 - turn)
-        else:
-            more, more_scores = self._locate(rgb, scales[1:])
+            boxes = np.concatenate([raw, more])
+            scores = np.concatenate([raw_scores, more_scores])
+            keep = non_max_suppression(boxes, scores, self.iou)
+            # every crop is read in the turned photo, where its card stands up or upside
+            # down as in the photos the reader reads best (a sideways 6 is often read 9);
+            # a direction read there is turned back with the photo
+            probs, angles = self.read(turned, turn_boxes(boxes[keep], rgb.shape[1], rgb.shape[0], turn))
+            return boxes[keep], scores[keep], probs, (angles + 90.0 * turn) % 360
+        more, more_scores = self._locate(rgb, scales[1:])
         boxes = np.concatenate([raw, more])
         scores = np.concatenate([raw_scores, more_scores])
         keep = non_max_suppression(boxes, scores, self.iou)
@@ -313,7 +320,7 @@ class OnnxDetector:
         With `upright` on, the first (finest) pass is read before the others: if most of
         its sure corners point sideways, the remaining passes run on the photo turned a
         quarter (cards up or down, as the detector sees them best), the finest pass too,
-        and all boxes are merged. Crops are always read from the photo as given.
+        and all boxes are merged; the crops of a turned photo are read turned too.
         """
         rgb = _as_rgb(rgb)
         with self._lock:
