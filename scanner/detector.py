@@ -342,7 +342,7 @@ class OnnxDetector:
 
 
 def quarter_turn_upright(probs: np.ndarray, scores: np.ndarray, angles: np.ndarray,
-                          min_sure: int = 6, sure: float = 0.5, share: float = 0.6) -> int:
+                          min_sure: int = 4, sure: float = 0.3, share: float = 0.6) -> int:
     """Counter-clockwise quarter turns (0, 1 or 3) that bring the cards of a photo upright
     or upside down: non-zero when at least `share` of the sure corners (detector score x
     rank probability >= `sure`, at least `min_sure` of them) point sideways."""

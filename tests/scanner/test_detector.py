@@ -105,7 +105,8 @@ def test_quarter_turn_upright_needs_sure_sideways_corners() -> None:
     assert quarter_turn_upright(probs(10, 0.95), scores, np.r_[[0] * 5, [180] * 5]) == 0
     # too few sure corners to tell: reads under the gate do not count
     assert quarter_turn_upright(probs(10, 0.3), scores, right) == 0
-    assert quarter_turn_upright(probs(4, 0.95), scores[:4], right[:4]) == 0
+    assert quarter_turn_upright(probs(4, 0.95), scores[:4], right[:4]) == 1
+    assert quarter_turn_upright(probs(3, 0.95), scores[:3], right[:3]) == 0
     assert quarter_turn_upright(probs(0, 0.9), scores[:0], right[:0]) == 0
     # sideways must be most of them
     mixed = np.r_[[90] * 5, [0] * 5].astype(np.float32)
