@@ -224,17 +224,19 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
-        supported_gate: float | None = None, turn: int = 0) -> dict:
+        supported_gate: float | None = None, turn: int = 0,
+        models: Path | None = None) -> dict:
     rng = np.random.default_rng(seed)
     detector = None
     cache = None
     if source == "detector":
-        from scanner.detector import MODELS_DIR, default_detector
+        from scanner.detector import MODELS_DIR, OnnxDetector
 
-        detector = default_detector()
+        models = models or MODELS_DIR
+        detector = OnnxDetector(models)
         scenes = [s for s in scenes if s[1] is not None]
         if cache_root is not None:
-            cache = cache_root / _model_key(MODELS_DIR)
+            cache = cache_root / _model_key(models)
             cache.mkdir(parents=True, exist_ok=True)
     totals: Counter = Counter()
     times, cpu_times = [], []
@@ -332,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                              "layout gate are used where a line of surer cards supports them "
                              "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
                              "corners; a value at or over the layout gate turns it off)")
+    parser.add_argument("--models", type=Path, default=None,
+                        help="model folder for the detector source (default: the bundled models/)")
     parser.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
                         help="turn every scene counter-clockwise first (a photo from another side)")
     parser.add_argument("--corners-cache", type=Path,
@@ -351,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         if supported is None and source == "detector":
             supported = LAYOUT_SUPPORTED_CONFIDENCE
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
-                     supported, args.turn // 90)
+                     supported, args.turn // 90, args.models)
         print(json.dumps(result))
     return 0
 
