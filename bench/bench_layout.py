@@ -193,7 +193,8 @@ def _load_cached(path: Path) -> Corners:
 
 
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
-                detector=None, cache: Path | None = None, turn: int = 0):
+                detector=None, cache: Path | None = None, turn: int = 0,
+                floor: float | None = None):
     """Corners of `scene` (already turned by `turn` quarter turns: the photo is turned here)."""
     if source == "gt":
         return corners_from_scene(scene, rng, shuffle=True)
@@ -213,7 +214,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
             got = load_photo(photo, long_side=detector.decode_long_side)
             w, h = (got.height, got.width) if turn % 2 else (got.width, got.height)
             src = Photo(np.ascontiguousarray(np.rot90(got.rgb, turn)), w, h, got.format, got.scale)
-        corners, _ = detect_corners(src, detector)
+        corners, _ = detect_corners(src, detector, min_confidence=floor)
         if cached is not None:
             np.savez(cached, boxes=corners.boxes, class_ids=corners.class_ids,
                      confidence=corners.confidence, angle=corners.angle,
@@ -225,8 +226,10 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
         supported_gate: float | None = None, turn: int = 0,
-        models: Path | None = None) -> dict:
+        models: Path | None = None, detect_floor: float | None = None) -> dict:
     rng = np.random.default_rng(seed)
+    if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
+        detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
     detector = None
     cache = None
     if source == "detector":
@@ -236,7 +239,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         detector = OnnxDetector(models)
         scenes = [s for s in scenes if s[1] is not None]
         if cache_root is not None:
-            cache = cache_root / _model_key(models)
+            cache = cache_root / f"{_model_key(models)}-floor{detect_floor:g}"
             cache.mkdir(parents=True, exist_ok=True)
     totals: Counter = Counter()
     times, cpu_times = [], []
@@ -247,7 +250,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             continue
         if turn:
             scene = turn_scene(scene, turn)
-        corners = corners_for(source, scene, photo, rng, detector, cache, turn)
+        corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
@@ -334,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
                              "layout gate are used where a line of surer cards supports them "
                              "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
                              "corners; a value at or over the layout gate turns it off)")
+    parser.add_argument("--detect-floor", type=float, default=None,
+                        help="ask the detector for corners down to this confidence (default: "
+                             "the lower of the two gates, as scan does; set it low once to "
+                             "sweep the gates over one cached detection)")
     parser.add_argument("--models", type=Path, default=None,
                         help="model folder for the detector source (default: the bundled models/)")
     parser.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
@@ -355,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         if supported is None and source == "detector":
             supported = LAYOUT_SUPPORTED_CONFIDENCE
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
-                     supported, args.turn // 90, args.models)
+                     supported, args.turn // 90, args.models, args.detect_floor)
         print(json.dumps(result))
     return 0
 

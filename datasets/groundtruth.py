@@ -120,11 +120,15 @@ class GroundTruthDetector:
         self.scene = scene
         return self
 
-    def detect(self, rgb: np.ndarray) -> Corners:
-        """Corners of the current scene (the pixels are not looked at)."""
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
+        """Corners of the current scene (the pixels are not looked at), none under
+        `min_confidence` when given."""
         if self.scene is None:
             raise ValueError("GroundTruthDetector has no scene: call use(scene) first")
-        return corners_from_scene(self.scene, self.rng, **self.degrade)
+        corners = corners_from_scene(self.scene, self.rng, **self.degrade)
+        if min_confidence is None:
+            return corners
+        return corners.select(corners.confidence >= min_confidence)
 
     def detect_path(self, photo: str | Path) -> Corners:
         """Corners of the scene whose JSON sits beside `photo`."""

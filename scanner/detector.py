@@ -46,8 +46,9 @@ class ModelNotFound(RuntimeError):
 class Detector(Protocol):
     """Anything that finds rank corners in an RGB image (H,W,3 uint8), in its pixels."""
 
-    def detect(self, rgb: np.ndarray) -> Corners:
-        """Corners found in `rgb`, boxes in `rgb` pixels."""
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
+        """Corners found in `rgb`, boxes in `rgb` pixels; with `min_confidence`, none
+        under it (None: the detector's own gate)."""
         ...
 
 
@@ -314,8 +315,9 @@ class OnnxDetector:
         all_probs[unread], all_angles[unread] = new_probs, new_angles
         return boxes[keep], scores[keep], all_probs, all_angles
 
-    def detect(self, rgb: np.ndarray) -> Corners:
-        """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels.
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
+        """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels, confidence at
+        least `min_confidence` (default: the run-time gate `self.min_confidence`).
 
         With `upright` on, the first (finest) pass is read before the others: if most of
         its sure corners point sideways, the remaining passes run on the photo turned a
@@ -338,7 +340,8 @@ class OnnxDetector:
         is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
         confidence = det_scores * rank_prob
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
-        return corners.select(is_index & (confidence >= self.min_confidence))
+        gate = self.min_confidence if min_confidence is None else min_confidence
+        return corners.select(is_index & (confidence >= gate))
 
 
 def quarter_turn_upright(probs: np.ndarray, scores: np.ndarray, angles: np.ndarray,
@@ -394,16 +397,17 @@ def detect_photo(src: str | os.PathLike | bytes | Photo, detector: Detector | No
 
 
 def detect_corners(src: str | os.PathLike | bytes | Photo, detector: Detector | None = None,
-                   max_pixels: int = MAX_PIXELS,
-                   max_bytes: int = MAX_BYTES) -> tuple[Corners, Photo]:
-    """Decode (at reduced size when the detector allows) and detect; boxes in photo pixels."""
+                   max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES,
+                   min_confidence: float | None = None) -> tuple[Corners, Photo]:
+    """Decode (at reduced size when the detector allows) and detect; boxes in photo pixels.
+    `min_confidence` overrides the detector's gate (the layout uses unsure corners too)."""
     detector = detector if detector is not None else default_detector()
     if isinstance(src, Photo):
         photo = src
     else:
         long_side = getattr(detector, "decode_long_side", None)
         photo = load_photo(src, max_pixels=max_pixels, max_bytes=max_bytes, long_side=long_side)
-    corners = detector.detect(photo.rgb)
+    corners = detector.detect(photo.rgb, min_confidence=min_confidence)
     if photo.scale != 1.0:
         corners = corners.scaled(1 / photo.scale)
     return corners, photo

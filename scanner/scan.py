@@ -75,11 +75,12 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         rgb = src
         if rgb.ndim != 3 or rgb.shape[2] != 3:
             raise ValueError(f"expected an (H,W,3) RGB image, got shape {rgb.shape}")
-        corners = detector.detect(rgb)
+        corners = detector.detect(rgb, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
         height, width = rgb.shape[:2]
     else:
         from scanner.detector import detect_corners
-        corners, photo = detect_corners(src, detector)
+        # down to the layout's floor: unsure corners count where a line of cards wants them
+        corners, photo = detect_corners(src, detector, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
         width, height = photo.size
     detected = time.perf_counter()
     table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,

@@ -257,6 +257,16 @@ def test_sideways_photo_is_detected_turned_upright(scene) -> None:
         assert np.mean(np.abs(d) < 30) >= 0.9, (k, np.round(d))
 
 
+def test_gate_can_be_lowered_per_call(detector, scene) -> None:
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    gated = detector.detect(rgb)
+    assert len(gated) and gated.confidence.min() >= detector.min_confidence
+    lower = detector.detect(rgb, min_confidence=0.05)
+    assert (lower.confidence < detector.min_confidence).any()  # unsure corners come back
+    # ... on top of the same sure ones
+    assert lower.select(lower.confidence >= detector.min_confidence).boxes.tolist() == gated.boxes.tolist()
+
+
 def test_blank_photo_has_no_corners(detector) -> None:
     assert len(detector.detect(np.full((900, 1200, 3), 128, np.uint8))) == 0
 

@@ -12,6 +12,7 @@ import pytest
 from datasets.groundtruth import GroundTruthDetector, scene_readable, small_two_team_table
 from scanner.corners import Corners
 from scanner.overlay import draw_overlay
+from scanner.reconstruct import LAYOUT_SUPPORTED_CONFIDENCE
 from scanner.scan import scan_photo
 
 W, H = 800, 600
@@ -61,7 +62,7 @@ def test_scan_reads_a_photo_file(tmp_path):
     class FromFile:
         decode_long_side = None
 
-        def detect(self, rgb):
+        def detect(self, rgb, min_confidence=None):
             return detector.detect_path(path)
 
     result = scan_photo(path, detector=FromFile())
@@ -145,7 +146,7 @@ class _FromScene:
     def __init__(self, scene: dict) -> None:
         self.scene = scene
 
-    def detect(self, rgb):
+    def detect(self, rgb, min_confidence=None):
         return GroundTruthDetector(self.scene).detect(rgb)
 
 
@@ -153,7 +154,7 @@ def test_scan_uses_an_unsure_corner_where_its_column_has_a_place_for_it():
     class UnsureFirstKing:
         """The ground truth, with the top king's index read under the layout's gate."""
 
-        def detect(self, rgb):
+        def detect(self, rgb, min_confidence=None):
             corners = GroundTruthDetector(small_two_team_table(W, H)).detect(rgb)
             kings = np.flatnonzero(np.array(corners.ranks) == "K")
             top = kings[np.argmin(corners.centers[kings, 1])]
@@ -163,3 +164,29 @@ def test_scan_uses_an_unsure_corner_where_its_column_has_a_place_for_it():
 
     result = scan_photo(np.zeros((H, W, 3), np.uint8), detector=UnsureFirstKing())
     assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
+
+
+def test_scan_asks_the_detector_for_corners_under_its_gate():
+    """A detector reports corners from its own gate (0.3) up; the scan asks for the layout's
+    floor, so a king read at 0.27 still fills its place in the column."""
+
+    class GatedDetector:
+        gate = 0.3
+        asked: list = []
+
+        def detect(self, rgb, min_confidence=None):
+            self.asked.append(min_confidence)
+            corners = GroundTruthDetector(small_two_team_table(W, H)).detect(rgb)
+            kings = np.flatnonzero(np.array(corners.ranks) == "K")
+            top = kings[np.argmin(corners.centers[kings, 1])]
+            confidence = corners.confidence.copy()
+            confidence[top] = 0.27
+            corners = Corners(corners.boxes, corners.class_ids, confidence, corners.angle)
+            gate = self.gate if min_confidence is None else min_confidence
+            return corners.select(corners.confidence >= gate)
+
+    detector = GatedDetector()
+    result = scan_photo(np.zeros((H, W, 3), np.uint8), detector=detector)
+    assert detector.asked == [LAYOUT_SUPPORTED_CONFIDENCE] and LAYOUT_SUPPORTED_CONFIDENCE < 0.3
+    assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
+    assert any(abs(c["confidence"] - 0.27) < 1e-6 for c in result.to_json()["corners"])
