@@ -19,7 +19,7 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
 
 `--turn 90` (180, 270) turns every scene counter-clockwise first, as if photographed from
 another side of the table (boxes, directions and, for the detector, the photo). From the
-far side (180) the teams swap; from a long side (90, 270) nothing in the photo tells
+far side (180) the teams swap; from the left or right (90, 270) nothing in the photo tells
 which team is "team 0", so each scene is scored with the team naming that matches more
 melds (one naming for the whole scene).
 
@@ -261,7 +261,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         if turn == 2:
             scene = swap_teams(scene)  # from the far side, the far team faces the bottom edge
         counts = compare_melds(scene, reading)
-        if turn % 2:  # from a long side: the team naming that matches more melds
+        if turn % 2:  # from the left or right: the team naming that matches more melds
             swapped = swap_teams(scene)
             other = compare_melds(swapped, reading)
             if other["plain_exact"] + other["squared_exact"] > counts["plain_exact"] + counts["squared_exact"]:
