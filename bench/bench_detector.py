@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
 from scanner.detector import OnnxDetector, box_iou, detect_corners, turn_boxes  # noqa: E402
-from scanner.imageio import Photo, load_photo  # noqa: E402
+from scanner.imageio import load_photo  # noqa: E402
 
 MIN_VISIBLE = 0.6
 
@@ -93,13 +93,6 @@ def _match(det_boxes, det_scores, gt_boxes, ignore_boxes, iou_thr=0.5):
     return tp, gt_of, ignored
 
 
-def _turned_photo(path: Path, detector: OnnxDetector, k: int) -> Photo:
-    photo = load_photo(path, long_side=detector.decode_long_side)
-    width, height = (photo.height, photo.width) if k % 2 else (photo.width, photo.height)
-    return Photo(np.ascontiguousarray(np.rot90(photo.rgb, k)), width, height, photo.format,
-                 photo.scale)
-
-
 def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, turn: int = 0) -> dict:
     """Corner mAP50 (15 classes), index AP50, recall and rank accuracy on rendered scenes
     (each photo turned counter-clockwise by `turn` degrees, a multiple of 90)."""
@@ -128,7 +121,7 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
             w, h = scene["image"]["width"], scene["image"]["height"]
             gt_boxes, ign = turn_boxes(gt_boxes, w, h, turns), turn_boxes(ign, w, h, turns)
             gt_ang = [a - 90 * turns for a in gt_ang]  # up becomes left after a counter-clockwise turn
-            src = _turned_photo(src, detector, turns)
+            src = load_photo(src, long_side=detector.decode_long_side).turned(turns)
         corners, _ = detect_corners(src, detector)
         n_gt_total += len(gt_boxes)
         # One-class: is an index found at all?

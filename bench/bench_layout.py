@@ -202,18 +202,14 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
         return corners_from_scene(scene, rng, shuffle=True, **NOISY)
     if source == "detector":
         from scanner.detector import detect_corners
-        from scanner.imageio import Photo, load_photo
+        from scanner.imageio import load_photo
 
         cached = None
         if cache is not None:
             cached = cache / f"{photo.parent.name}-{photo.stem}{f'-t{90 * turn}' if turn else ''}.npz"
             if cached.is_file():
                 return _load_cached(cached)
-        src = photo
-        if turn:
-            got = load_photo(photo, long_side=detector.decode_long_side)
-            w, h = (got.height, got.width) if turn % 2 else (got.width, got.height)
-            src = Photo(np.ascontiguousarray(np.rot90(got.rgb, turn)), w, h, got.format, got.scale)
+        src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
         corners, _ = detect_corners(src, detector, min_confidence=floor)
         if cached is not None:
             np.savez(cached, boxes=corners.boxes, class_ids=corners.class_ids,

@@ -157,3 +157,15 @@ def test_byte_limit(tmp_path) -> None:
     assert load_photo(data, max_pixels=64 * 48).size == (64, 48)
     with pytest.raises(PhotoTooLarge):
         load_photo(data, max_pixels=64 * 48 - 1)
+
+
+def test_turned_photo_turns_pixels_and_sides() -> None:
+    rgb = np.zeros((20, 30, 3), np.uint8)
+    rgb[2, 5] = 255  # a mark near the top left
+    photo = Photo(rgb, 60, 40, "JPEG", 0.5)  # decoded at half size
+    turned = photo.turned(1)  # counter-clockwise: the top left goes to the bottom left
+    assert (turned.width, turned.height, turned.scale, turned.format) == (40, 60, 0.5, "JPEG")
+    assert turned.rgb.shape == (30, 20, 3) and turned.rgb.flags["C_CONTIGUOUS"]
+    assert tuple(np.argwhere(turned.rgb[..., 0])[0]) == (30 - 1 - 5, 2)
+    back = turned.turned(3)
+    assert np.array_equal(back.rgb, rgb) and (back.width, back.height) == (60, 40)
