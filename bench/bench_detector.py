@@ -36,9 +36,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from datasets.groundtruth import turn_scene  # noqa: E402
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
-from scanner.detector import OnnxDetector, box_iou, detect_corners, turn_boxes  # noqa: E402
+from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
 from scanner.imageio import load_photo  # noqa: E402
 
 MIN_VISIBLE = 0.6
@@ -103,6 +104,8 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
     angle_err = []
     for f in files:
         scene = json.loads(f.read_text())
+        if turns:  # boxes and directions as in the photo turned counter-clockwise
+            scene = turn_scene(scene, turns)
         gt_boxes, gt_cls, gt_ang, ign = [], [], [], []
         for card in scene["cards"]:
             cid = _rank_id(card)
@@ -118,9 +121,6 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         ign = np.asarray(ign, np.float32).reshape(-1, 4)
         src = f.with_name(scene["image"]["file"])
         if turns:
-            w, h = scene["image"]["width"], scene["image"]["height"]
-            gt_boxes, ign = turn_boxes(gt_boxes, w, h, turns), turn_boxes(ign, w, h, turns)
-            gt_ang = [a - 90 * turns for a in gt_ang]  # up becomes left after a counter-clockwise turn
             src = load_photo(src, long_side=detector.decode_long_side).turned(turns)
         corners, _ = detect_corners(src, detector)
         n_gt_total += len(gt_boxes)

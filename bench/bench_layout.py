@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable
+from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable, turn_scene
 from scanner.corners import Corners
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
@@ -77,25 +77,6 @@ def load_scenes(scenes_dir: Path | None, generate: int, seed: int,
 
     rng = np.random.default_rng(seed)
     return [(make_scene(rng, split="test").to_json(), None) for _ in range(generate)]
-
-
-def turn_scene(scene: dict, k: int) -> dict:
-    """`scene` photographed after k counter-clockwise quarter turns: index boxes and
-    directions turned with the photo, its sides swapped for an odd k."""
-    from scanner.detector import turn_boxes
-
-    out = copy.deepcopy(scene)
-    w, h = out["image"]["width"], out["image"]["height"]
-    for card in out["cards"]:
-        if "angle" in card:
-            card["angle"] = (card["angle"] - 90 * k) % 360
-        for index in card.get("indices", []):
-            index["box"] = [float(v) for v in turn_boxes(index["box"], w, h, k)[0]]
-            if "angle" in index:
-                index["angle"] = (index["angle"] - 90 * k) % 360
-    if k % 2:
-        out["image"]["width"], out["image"]["height"] = h, w
-    return out
 
 
 def swap_teams(scene: dict) -> dict:

@@ -10,6 +10,7 @@ Tests and benchmarks only: nothing at run time imports this module.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -89,6 +90,25 @@ def corners_from_scene(scene: dict, rng: np.random.Generator | None = None, nois
 def index_readable(card: dict, min_visible: float = MIN_VISIBLE) -> bool:
     """Whether a scene card shows at least one index a detector could read."""
     return any(ix.get("visible", 1.0) >= min_visible for ix in card.get("indices", []))
+
+
+def turn_scene(scene: dict, k: int) -> dict:
+    """`scene` photographed after k counter-clockwise quarter turns: index boxes and
+    directions turned with the photo, its sides swapped for an odd k."""
+    from scanner.detector import turn_boxes
+
+    out = copy.deepcopy(scene)
+    w, h = out["image"]["width"], out["image"]["height"]
+    for card in out["cards"]:
+        if "angle" in card:
+            card["angle"] = (card["angle"] - 90 * k) % 360
+        for index in card.get("indices", []):
+            index["box"] = [float(v) for v in turn_boxes(index["box"], w, h, k)[0]]
+            if "angle" in index:
+                index["angle"] = (index["angle"] - 90 * k) % 360
+    if k % 2:
+        out["image"]["width"], out["image"]["height"] = h, w
+    return out
 
 
 def meld_readable(scene: dict, meld: dict) -> bool:
