@@ -295,9 +295,9 @@ class OnnxDetector:
         probs, back = self._read_views(crops, (0,))
         return quarter_turn_upright(probs[0], scores[keep], np.degrees(back[0]) % 360)
 
-    def _locate_upright(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """`locate` with the sideways check: merged boxes, scores and the quarter turns
-        (0, 1 or 3) of the photo their crops are to be read in.
+    def _locate_upright(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        """`locate` with the sideways check: merged boxes, scores, the quarter turns (0, 1
+        or 3) of the photo their crops are to be read in, and that photo.
 
         The finest pass is judged first; a photo that is not turned gets the passes and the
         NMS of `locate`, the same boxes. A turned photo gets every pass again, turned, and
@@ -306,17 +306,18 @@ class OnnxDetector:
         scales = self._scales(*rgb.shape[:2])
         raw, raw_scores = self._locate(rgb, scales[:1])
         turn = self._sideways_turn(rgb, raw, raw_scores)
+        view = rgb
         if turn:
-            turned = np.ascontiguousarray(np.rot90(rgb, turn))
-            more, more_scores = self._locate(turned, scales)
+            view = np.ascontiguousarray(np.rot90(rgb, turn))
+            more, more_scores = self._locate(view, scales)
             # turning the turned image the rest of the way round maps its boxes back
-            more = turn_boxes(more, turned.shape[1], turned.shape[0], 4 - turn)
+            more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
         else:
             more, more_scores = self._locate(rgb, scales[1:])
         boxes = np.concatenate([raw, more])
         scores = np.concatenate([raw_scores, more_scores])
         keep = non_max_suppression(boxes, scores, self.iou)
-        return boxes[keep], scores[keep], turn
+        return boxes[keep], scores[keep], turn, view
 
     def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
         """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels, confidence at
@@ -333,16 +334,12 @@ class OnnxDetector:
                 boxes, det_scores = self.locate(rgb)
                 probs, angles = self.read(rgb, boxes)
             else:
-                boxes, det_scores, turn = self._locate_upright(rgb)
-                if turn:
-                    # every crop is read in the turned photo, where its card stands up or
-                    # upside down as in the photos the reader reads best (a sideways 6 is
-                    # often read 9); a direction read there is turned back with the photo
-                    turned = np.ascontiguousarray(np.rot90(rgb, turn))
-                    probs, angles = self.read(turned, turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn))
-                    angles = (angles + 90.0 * turn) % 360
-                else:
-                    probs, angles = self.read(rgb, boxes)
+                boxes, det_scores, turn, view = self._locate_upright(rgb)
+                # a turned photo's crops are read turned, where their cards stand up or
+                # upside down as in the photos the reader reads best (a sideways 6 is
+                # often read 9); a direction read there is turned back with the photo
+                probs, angles = self.read(view, turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn))
+                angles = (angles + 90.0 * turn) % 360
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
