@@ -79,14 +79,21 @@ def index_boxes(scene: dict, min_visible: float = MIN_VISIBLE) -> list[dict]:
     return out
 
 
-def tile_origin(boxes, tile: int, width: int, height: int, rng) -> tuple[int, int]:
+def tile_origin(boxes, tile: int, width: int, height: int, rng, focus=None) -> tuple[int, int]:
     """Top-left of a tile in an image of `width` x `height` holding index `boxes` (xyxy).
 
     Most tiles centre near a random index (so tiles are not mostly empty table); some
-    are anywhere, which teaches the net what background looks like.
+    are anywhere, which teaches the net what background looks like. With `focus` (a
+    boolean per box), a tile centres near one of the focused indices whenever there is one.
     """
     import numpy as np
 
+    if focus is not None and np.any(focus):
+        pick = np.flatnonzero(focus)
+        c = boxes[pick[rng.integers(len(pick))]]
+        cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
+        cy = (c[1] + c[3]) / 2 + rng.uniform(-0.4, 0.4) * tile
+        return int(np.clip(cx - tile / 2, 0, width - tile)), int(np.clip(cy - tile / 2, 0, height - tile))
     if len(boxes) and rng.random() < 0.8:
         c = boxes[rng.integers(len(boxes))]
         cx = (c[0] + c[2]) / 2 + rng.uniform(-0.4, 0.4) * tile
@@ -133,7 +140,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import cv2
     import numpy as np
 
-    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns = args
+    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -147,7 +154,11 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
                            bare_glyph)
     h, w = rgb.shape[:2]
-    boxes = np.array([b["box"] for b in index_boxes(scene)], dtype=np.float32).reshape(-1, 4)
+    readable = index_boxes(scene)
+    boxes = np.array([b["box"] for b in readable], dtype=np.float32).reshape(-1, 4)
+    focus = np.array([b["rank"] in focus_ranks for b in readable], bool) if focus_ranks else None
+    if focus is not None and not focus.any():
+        return []  # a focused set holds only tiles around the asked-for ranks
     # Boxes a reader could partly see are neither positive nor safe negatives; tiles that
     # cut through them are still fine, YOLO just sees them as background (rare).
     written = []
@@ -161,7 +172,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
             s = tile / min(w, h)
             sw, sh = round(w * s), round(h * s)
         sb = boxes * s
-        x0, y0 = tile_origin(sb, tile, sw, sh, rng)
+        x0, y0 = tile_origin(sb, tile, sw, sh, rng, focus)
         # Resize only the region needed (INTER_AREA, like the runtime) to keep this cheap.
         xa, ya = int(x0 / s), int(y0 / s)
         xb, yb = min(w, int(np.ceil((x0 + tile) / s)) + 1), min(h, int(np.ceil((y0 + tile) / s)) + 1)
@@ -188,8 +199,14 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 
 def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
-                bare_glyph: float = 0.0, quarter_turns: float = 0.0) -> Path:
-    """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles."""
+                bare_glyph: float = 0.0, quarter_turns: float = 0.0,
+                focus_ranks: tuple[str, ...] = ()) -> Path:
+    """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles.
+
+    With `focus_ranks`, every tile centres near an index of one of those ranks (scenes
+    without one give no tiles): a set to add to the train tiles for ranks the detector finds
+    worst (the jokers, whose art differs most between decks).
+    """
     from multiprocessing import Pool
 
     tasks = []
@@ -200,7 +217,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
         tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
-                   quarter_turns) for f in files]
+                   quarter_turns, tuple(focus_ranks)) for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -212,6 +229,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                  "labels": sum(r[1] for r in results if r[0] == s)} for s in scene_dirs}
     (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
                                                     "quarter_turns": quarter_turns,
+                                                    "focus_ranks": list(focus_ranks),
                                                     **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
@@ -284,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
                          "(e.g. build/real-tiles/train/images from datasets.real_tiles)")
     ap.add_argument("--lr", type=float, default=0.0,
                     help="initial learning rate (0 = ultralytics' optimizer=auto choice)")
+    ap.add_argument("--focus-ranks", nargs="*", default=[], metavar="RANK",
+                    help="centre every tile on an index of these ranks (e.g. JK J): a set to pass "
+                         "to another run's --extra-train; use with --tiles-only")
+    ap.add_argument("--tiles-only", action="store_true",
+                    help="build the tiles in --tiles and stop (no training)")
     args = ap.parse_args(argv)
 
     setup_offline()
@@ -312,7 +335,10 @@ def main(argv: list[str] | None = None) -> int:
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
-                               args.quarter_turns)
+                               args.quarter_turns, tuple(args.focus_ranks))
+        if args.tiles_only:
+            print(f"tiles in {args.tiles}", flush=True)
+            return 0
         if args.extra_train:  # more train images (e.g. datasets.real_tiles), same val
             mixed = args.tiles / f"data-{args.name}.yaml"
             train_dirs = [str((args.tiles / "train" / "images").resolve())]

@@ -76,3 +76,35 @@ def test_tiles_do_not_depend_on_where_the_scenes_live(tmp_path: Path):
                           quarter_turns=0.5)
         made.append(_labels(out, "train"))
     assert made[0] == made[1] and len(made[0]) == 3
+
+
+def test_a_focused_tile_always_holds_an_index_of_the_asked_for_rank():
+    boxes = np.array([[10, 10, 20, 30], [900, 900, 910, 920], [500, 40, 510, 60]], np.float32)
+    focus = np.array([False, True, False])
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x0, y0 = train.tile_origin(boxes, 320, 1000, 1000, rng, focus)
+        assert x0 <= 905 <= x0 + 320 and y0 <= 910 <= y0 + 320
+    # without a focus some tiles are anywhere, so some miss that index
+    origins = [train.tile_origin(boxes, 320, 1000, 1000, rng) for _ in range(200)]
+    assert any(not (x0 <= 905 <= x0 + 320 and y0 <= 910 <= y0 + 320) for x0, y0 in origins)
+
+
+def test_focused_tiles_come_only_from_scenes_with_that_rank(tmp_path: Path):
+    import json
+
+    _magenta_worker()
+    scenes = tmp_path / "scenes"
+    for i in (0, 1):
+        build.build_one(3, i, scenes)
+    readable = [train.index_boxes(json.loads(p.read_text())) for p in sorted((scenes / "train").glob("scene_*.json"))]
+    rank = max({b["rank"] for b in readable[0]}, key=lambda r: sum(b["rank"] == r for b in readable[0]))
+    shown = sum(any(b["rank"] == rank for b in r) for r in readable)
+    out = tmp_path / "focused"
+    train.build_tiles({"train": scenes / "train"}, out, 320, {"train": 2}, seed=1, jobs=1, focus_ranks=(rank,))
+    labels = _labels(out, "train")
+    assert len(labels) == 2 * shown and all(text.strip() for text in labels.values())
+    none = tmp_path / "none"
+    train.build_tiles({"train": scenes / "train"}, none, 320, {"train": 2}, seed=1, jobs=1, focus_ranks=("ZZ",))
+    assert _labels(none, "train") == {}
+    assert json.loads((out / "stats.json").read_text())["focus_ranks"] == [rank]
