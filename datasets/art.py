@@ -391,18 +391,23 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
     paper = _paper_colour(region[inner].reshape(-1, 1, 3).astype(np.float32))
     ink = (np.abs(region - paper).max(axis=2) > 70) & inner
     n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
-    comps = []
+    comps, lower = [], []
     for i in range(1, n):
         x, y, cw, ch, area = stats[i]
         if area < 0.0003 * w * h or ch < 0.025 * h or cw > 0.3 * w or ch > 0.25 * h:
             continue
         if x > 0.25 * w or y > 0.2 * h:
+            # too far from the corner to start an index, but a vertical JOKER's later
+            # letters (K, E, R) sit this low: they may still join its J
+            lower.append([x, y, x + cw, y + ch])
             continue
         comps.append([x, y, x + cw, y + ch])
     if not comps:
         return None
     comps.sort(key=lambda b: b[0] + b[1])
     box = list(comps[0])
+    if joker:
+        comps = comps + lower
     gh = box[3] - box[1]  # the rank glyph's height sets the scale of what belongs to it
     grown = True
     while grown:
@@ -413,8 +418,9 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
             bw, bh = b[2] - b[0], b[3] - b[1]
             cw = box[2] - box[0]
             # a suit pip or the next letter of a vertical JOKER: under the index, not wider
+            # (a letter after a narrow J is as wide as the J is tall: O, K)
             below = (-0.1 * gh <= b[1] - box[3] < (0.9 if joker else 0.5) * gh and b[0] < box[2]
-                     and b[2] > box[0] and bw <= 1.4 * max(cw, 0.5 * gh) and bh <= 1.3 * gh)
+                     and b[2] > box[0] and bw <= 1.4 * max(cw, (0.9 if joker else 0.5) * gh) and bh <= 1.3 * gh)
             # the 0 of a 10, or the next letter of a horizontal JOKER: as tall, narrow
             beside = (-2 <= b[0] - box[2] < (0.6 if joker else 0.3) * gh
                       and abs(b[3] - box[3]) < 0.3 * gh and (0.4 if joker else 0.6) * gh <= bh <= 1.2 * gh
@@ -423,7 +429,9 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
                 box = [min(box[0], b[0]), min(box[1], b[1]), max(box[2], b[2]), max(box[3], b[3])]
                 grown = True
     x1, y1, x2, y2 = box
-    pad = 0.08 * (y2 - y1)  # a little margin around the ink, as a labeller would draw it
+    # a little margin around the ink, as a labeller would draw it (a rank and its pip are about
+    # two glyphs tall; a vertical JOKER's margin is as wide as that, not five letters' share)
+    pad = 0.16 * gh if joker else 0.08 * (y2 - y1)
     return (max(0.0, (x1 - pad) / w), max(0.0, (y1 - pad) / h),
             min(1.0, (x2 + pad) / w), min(1.0, (y2 + pad) / h))
 
