@@ -150,7 +150,7 @@ def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float
     """Erase the pips of about a share `p` of the scene's cards, in `rgb` and in `scene`.
 
     Only indices in full view are changed (a pip under another card cannot be painted
-    over without painting that card); their `box` becomes the glyph's. `rgb` may be the
+    over without painting that card); their `box` and `quad` become the glyph's. `rgb` may be the
     photo decoded at `scale` (scene coordinates stay the photo's). Returns how many.
     """
     changed = 0
@@ -162,8 +162,10 @@ def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float
             continue
         for ind in card.get("indices", []):
             if ind.get("visible", 1.0) >= min_visible and "quad" in ind:
-                box = erase_pip(rgb, np.asarray(ind["quad"]) * scale, ind["corner"], f, rng)
+                quad = np.asarray(ind["quad"]) * scale
+                box = erase_pip(rgb, quad, ind["corner"], f, rng)
                 ind["box"] = [v / scale for v in box]
+                ind["quad"] = (split_quad(quad, ind["corner"], f)[0] / scale).tolist()
                 changed += 1
     return changed
 

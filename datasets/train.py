@@ -75,7 +75,8 @@ def index_boxes(scene: dict, min_visible: float = MIN_VISIBLE) -> list[dict]:
         for ind in card.get("indices", []):
             if ind.get("visible", 1.0) >= min_visible:
                 out.append({"box": ind["box"], "angle": ind.get("angle", card.get("angle", 0.0)),
-                            "card": card.get("card"), "rank": card.get("rank")})
+                            "card": card.get("card"), "rank": card.get("rank"),
+                            "quad": ind.get("quad")})
     return out
 
 
@@ -102,18 +103,61 @@ def tile_origin(boxes, tile: int, width: int, height: int, rng, focus=None) -> t
     return int(rng.integers(0, width - tile + 1)), int(rng.integers(0, height - tile + 1))
 
 
-def yolo_lines(boxes, x0: float, y0: float, tile: int) -> list[str]:
-    """YOLO label lines of the index `boxes` in the tile at (x0, y0); mostly-outside ones dropped."""
+def yolo_lines(boxes, x0: float, y0: float, tile: int, quads=None) -> list[str]:
+    """YOLO label lines of the index `boxes` in the tile at (x0, y0); mostly-outside ones dropped.
+
+    With `quads` (the printed index's four corners, one (4,2) per box), each line is that
+    polygon instead of the box: ultralytics then turns the polygon with the tile when it
+    augments by rotation and takes the turned polygon's box. Turning a box would take the box
+    of the turned box, up to twice the print's area at 45 degrees, and a net trained on such
+    labels learns boxes larger than the print.
+    """
+    import numpy as np
+
     lines = []
-    for b in boxes:
+    for i, b in enumerate(boxes):
         bx1, by1, bx2, by2 = b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0
         area = max((bx2 - bx1) * (by2 - by1), 1e-6)
         cx1, cy1, cx2, cy2 = max(bx1, 0), max(by1, 0), min(bx2, tile), min(by2, tile)
         if cx2 <= cx1 or cy2 <= cy1 or (cx2 - cx1) * (cy2 - cy1) / area < 0.6:
             continue  # mostly outside the tile: unreadable here
+        if quads is not None:
+            q = ((np.asarray(quads[i], float).reshape(4, 2) - (x0, y0)) / tile).clip(0, 1)
+            lines.append("0 " + " ".join(f"{v:.6f}" for v in q.reshape(-1)))
+            continue
         lines.append(f"0 {(cx1 + cx2) / 2 / tile:.6f} {(cy1 + cy2) / 2 / tile:.6f} "
                      f"{(cx2 - cx1) / tile:.6f} {(cy2 - cy1) / tile:.6f}")
     return lines
+
+
+def polygon_labels(images: Path, out: Path) -> Path:
+    """A copy of a YOLO image folder whose box labels are written as four-corner polygons.
+
+    ultralytics keeps polygons only when every label of a dataset is one, so box-labelled
+    folders (real-photo tiles) join a polygon-labelled run this way; their rectangles turn
+    like boxes. Images are linked, not copied. Returns the new images folder.
+    """
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    (out / "labels").mkdir(parents=True, exist_ok=True)
+    labels = images.parent / "labels"
+    for img in sorted(images.iterdir()):
+        if img.suffix.lower() not in (".jpg", ".jpeg", ".png"):
+            continue
+        link = out / "images" / img.name
+        if not link.exists():
+            link.symlink_to(img.resolve())
+        rows = []
+        src = labels / f"{img.stem}.txt"
+        for line in (src.read_text().splitlines() if src.exists() else []):
+            v = line.split()
+            if len(v) == 5:
+                c, cx, cy, w, h = v[0], *(float(x) for x in v[1:])
+                x1, y1, x2, y2 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+                v = [c] + [f"{t:.6f}" for t in (x1, y1, x2, y1, x2, y2, x1, y2)]
+            if len(v) > 1:
+                rows.append(" ".join(v))
+        (out / "labels" / f"{img.stem}.txt").write_text("\n".join(rows))
+    return out / "images"
 
 
 def quarter_turn(crop, lines: list[str], k: int):
@@ -127,8 +171,14 @@ def quarter_turn(crop, lines: list[str], k: int):
     k %= 4
     out = []
     for line in lines:
-        c, cx, cy, bw, bh = line.split()
-        cx, cy, bw, bh = float(cx), float(cy), float(bw), float(bh)
+        c, *vals = line.split()
+        if len(vals) != 4:  # a polygon: every corner moves like a box centre
+            xy = np.array(vals, float).reshape(-1, 2)
+            for _ in range(k):
+                xy = np.c_[xy[:, 1], 1.0 - xy[:, 0]]
+            out.append(c + " " + " ".join(f"{v:.6f}" for v in xy.reshape(-1)))
+            continue
+        cx, cy, bw, bh = (float(v) for v in vals)
         for _ in range(k):
             cx, cy, bw, bh = cy, 1.0 - cx, bh, bw
         out.append(f"{c} {cx:.6f} {cy:.6f} {bw:.6f} {bh:.6f}")
@@ -140,7 +190,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import cv2
     import numpy as np
 
-    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks = args
+    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks, polygons = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -156,6 +206,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     h, w = rgb.shape[:2]
     readable = index_boxes(scene)
     boxes = np.array([b["box"] for b in readable], dtype=np.float32).reshape(-1, 4)
+    quads = np.array([b["quad"] for b in readable], dtype=np.float32).reshape(-1, 4, 2) if polygons else None
     focus = np.array([b["rank"] in focus_ranks for b in readable], bool) if focus_ranks else None
     if focus is not None and not focus.any():
         return []  # a focused set holds only tiles around the asked-for ranks
@@ -184,7 +235,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
         if crop.shape[0] != tile or crop.shape[1] != tile:
             crop = cv2.copyMakeBorder(crop, 0, tile - crop.shape[0], 0, tile - crop.shape[1],
                                       cv2.BORDER_CONSTANT, value=(114, 114, 114))
-        lines = yolo_lines(sb, x0, y0, tile)
+        lines = yolo_lines(sb, x0, y0, tile, None if quads is None else quads * s)
         if split == "train" and quarter_turns and rng.random() < quarter_turns:
             # A photo taken from a side of the table shows every index turned sideways;
             # ultralytics' `degrees` only tilts, and the scenes are shot from the long sides.
@@ -200,12 +251,13 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
                 bare_glyph: float = 0.0, quarter_turns: float = 0.0,
-                focus_ranks: tuple[str, ...] = ()) -> Path:
+                focus_ranks: tuple[str, ...] = (), polygons: bool = False) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles.
 
     With `focus_ranks`, every tile centres near an index of one of those ranks (scenes
     without one give no tiles): a set to add to the train tiles for ranks the detector finds
-    worst (the jokers, whose art differs most between decks).
+    worst (the jokers, whose art differs most between decks). With `polygons`, labels are the
+    printed indices' four corners (`yolo_lines`).
     """
     from multiprocessing import Pool
 
@@ -217,7 +269,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
         tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
-                   quarter_turns, tuple(focus_ranks)) for f in files]
+                   quarter_turns, tuple(focus_ranks), polygons) for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -229,7 +281,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                  "labels": sum(r[1] for r in results if r[0] == s)} for s in scene_dirs}
     (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
                                                     "quarter_turns": quarter_turns,
-                                                    "focus_ranks": list(focus_ranks),
+                                                    "focus_ranks": list(focus_ranks), "polygons": polygons,
                                                     **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
@@ -305,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focus-ranks", nargs="*", default=[], metavar="RANK",
                     help="centre every tile on an index of these ranks (e.g. JK J): a set to pass "
                          "to another run's --extra-train; use with --tiles-only")
+    ap.add_argument("--polygons", action="store_true",
+                    help="label tiles with the indices' four corners, not boxes (tight boxes under "
+                         "rotation); --extra-train folders get polygon copies under TILES/extra-polygons")
     ap.add_argument("--tiles-only", action="store_true",
                     help="build the tiles in --tiles and stop (no training)")
     args = ap.parse_args(argv)
@@ -335,14 +390,19 @@ def main(argv: list[str] | None = None) -> int:
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
-                               args.quarter_turns, tuple(args.focus_ranks))
+                               args.quarter_turns, tuple(args.focus_ranks), args.polygons)
         if args.tiles_only:
             print(f"tiles in {args.tiles}", flush=True)
             return 0
         if args.extra_train:  # more train images (e.g. datasets.real_tiles), same val
             mixed = args.tiles / f"data-{args.name}.yaml"
             train_dirs = [str((args.tiles / "train" / "images").resolve())]
-            train_dirs += [str(d.resolve()) for d in args.extra_train]
+            extra_dirs = args.extra_train
+            if args.polygons:  # one label kind per dataset: box folders get polygon copies
+                extra_dirs = [polygon_labels(d, args.tiles / "extra-polygons"
+                                             / f"{i}-{d.parent.parent.name}-{d.parent.name}")
+                              for i, d in enumerate(args.extra_train)]
+            train_dirs += [str(d.resolve()) for d in extra_dirs]
             mixed.write_text(f"path: {args.tiles.resolve()}\ntrain: {json.dumps(train_dirs)}\n"
                              f"val: val/images\nnames:\n  0: index\n")
             yaml = mixed

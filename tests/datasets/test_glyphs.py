@@ -57,6 +57,9 @@ def test_pip_is_painted_over_and_the_label_shrinks(monkeypatch):
     assert rgb[21:34, 41:49].max() < 60           # glyph kept
     x1, y1, x2, y2 = scene["cards"][0]["indices"][0]["box"]
     assert y1 == 18 and 36 < y2 < 39 and x1 == 38 and x2 == 52
+    # the quad shrinks with it (polygon labels are drawn from it: datasets.train --polygons)
+    quad = np.asarray(scene["cards"][0]["indices"][0]["quad"])
+    assert np.allclose([*quad.min(axis=0), *quad.max(axis=0)], [x1, y1, x2, y2])
 
 
 def test_partly_covered_indices_are_left_alone(monkeypatch):

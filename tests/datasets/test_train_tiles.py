@@ -108,3 +108,44 @@ def test_focused_tiles_come_only_from_scenes_with_that_rank(tmp_path: Path):
     train.build_tiles({"train": scenes / "train"}, none, 320, {"train": 2}, seed=1, jobs=1, focus_ranks=("ZZ",))
     assert _labels(none, "train") == {}
     assert json.loads((out / "stats.json").read_text())["focus_ranks"] == [rank]
+
+
+def test_polygon_labels_are_the_printed_index_and_turn_with_the_tile(tmp_path: Path):
+    _magenta_worker()
+    scenes = tmp_path / "scenes"
+    build.build_one(3, 0, scenes)
+    boxes, polys = tmp_path / "boxes", tmp_path / "polys"
+    for out, polygons in ((boxes, False), (polys, True)):
+        train.build_tiles({"train": scenes / "train"}, out, 320, {"train": 4}, seed=1, jobs=1,
+                          quarter_turns=0.5, polygons=polygons)
+    box_labels, poly_labels = _labels(boxes, "train"), _labels(polys, "train")
+    assert box_labels.keys() == poly_labels.keys()
+    rows = 0
+    for name, text in poly_labels.items():
+        img = cv2.imread(str(polys / "train" / "images" / name.replace(".txt", ".jpg")))
+        for line, box_line in zip(text.splitlines(), box_labels[name].splitlines(), strict=True):
+            xy = np.array(line.split()[1:], float).reshape(4, 2)
+            x1, y1 = xy.min(axis=0)
+            x2, y2 = xy.max(axis=0)
+            # the polygon's box is the box label, and its middle is the magenta print
+            cx, cy, w, h = (float(v) for v in box_line.split()[1:])
+            assert np.allclose([x1, y1, x2, y2], [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], atol=1e-5)
+            if w > 6 / 320 and h > 6 / 320:
+                assert magenta_share(img, box_line, 320) > 0.5
+            rows += 1
+    assert rows > 10
+
+
+def test_box_folders_get_polygon_copies(tmp_path: Path):
+    images = tmp_path / "real" / "train" / "images"
+    labels = tmp_path / "real" / "train" / "labels"
+    images.mkdir(parents=True)
+    labels.mkdir(parents=True)
+    cv2.imwrite(str(images / "a.jpg"), np.zeros((32, 32, 3), np.uint8))
+    cv2.imwrite(str(images / "b.jpg"), np.zeros((32, 32, 3), np.uint8))
+    (labels / "a.txt").write_text("0 0.5 0.5 0.2 0.4")
+    out = train.polygon_labels(images, tmp_path / "poly")
+    assert sorted(p.name for p in out.iterdir()) == ["a.jpg", "b.jpg"] and (out / "a.jpg").is_symlink()
+    row = (tmp_path / "poly" / "labels" / "a.txt").read_text().split()
+    assert row[0] == "0" and np.allclose([float(v) for v in row[1:]], [0.4, 0.3, 0.6, 0.3, 0.6, 0.7, 0.4, 0.7])
+    assert (tmp_path / "poly" / "labels" / "b.txt").read_text() == ""
