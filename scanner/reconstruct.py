@@ -1266,6 +1266,39 @@ LAYOUT_MIN_CONFIDENCE = 0.4
 LAYOUT_SUPPORTED_CONFIDENCE = 0.25
 
 
+# A joker's index is a vertical JOKER, labelled by its first letters (the part a meld
+# column leaves showing: J, O and most of the K). On a joker in full view the detector also
+# finds the rest of the word, and reads its K as a king: a K corner in line under a joker
+# corner, less than a label's length on, is that letter, not a card (val: 8 of 8 such K
+# corners lay on their joker; real kings beside a joker sat a quarter label or more aside).
+JOKER_LETTER_ALONG = (0.2, 0.9)  # how far on under the joker's box centre, in its lengths
+JOKER_LETTER_ACROSS = 0.15       # how far aside, in its lengths
+JOKER_LETTER_TURN = 45.0         # the two read in about the same direction (degrees)
+
+
+def joker_letters(corners: Corners) -> np.ndarray:
+    """Mask of the K corners that are the K of a vertical JOKER under a joker corner."""
+    out = np.zeros(len(corners), bool)
+    jokers = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("JK"))
+    kings = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("K"))
+    if not len(jokers) or not len(kings):
+        return out
+    centres = corners.centers
+    size = corners.boxes[:, 2:] - corners.boxes[:, :2]
+    for j in jokers:
+        if np.isnan(corners.angle[j]):
+            continue
+        up, right = _unit_vectors(np.array([corners.angle[j]]))
+        length = float(abs(size[j] @ up[0]))  # the box's extent along the card
+        d = centres[kings] - centres[j]
+        along, across = -(d @ up[0]), d @ right[0]
+        turn = np.abs(_angle_diff(corners.angle[kings], np.full(len(kings), corners.angle[j])))
+        out[kings[(along > JOKER_LETTER_ALONG[0] * length) & (along < JOKER_LETTER_ALONG[1] * length)
+                  & (np.abs(across) < JOKER_LETTER_ACROSS * length)
+                  & ~(turn >= JOKER_LETTER_TURN)]] = True
+    return out
+
+
 def read_table(corners: Corners, image_size: tuple[int, int],
                geometry: CardGeometry | None = None, min_confidence: float = 0.0,
                supported_confidence: float | None = None) -> TableReading:
@@ -1278,15 +1311,16 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     place on a column or row of surer cards of their rank (or a wild).
     """
     geo = geometry or CardGeometry()
-    used = corners.confidence >= min_confidence
+    letters = joker_letters(corners)
+    used = (corners.confidence >= min_confidence) & ~letters
     floor = min_confidence if supported_confidence is None else supported_confidence
-    candidates = (corners.confidence >= floor) & ~used
+    candidates = (corners.confidence >= floor) & ~used & ~letters
     if candidates.any() and used.any():
         # a first reading with every candidate shows which of them the sure corners support
         cards, stacks, typical_h, _, _ = _read_cards(
             corners, np.flatnonzero(used | candidates), image_size, geo)
         used[_supported_corners(cards, stacks, used, typical_h)] = True
-    unsure = _unsure_corners(np.flatnonzero(~used), min_confidence)
+    unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
     cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),

@@ -14,7 +14,7 @@ from datasets.groundtruth import (
 )
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
-from scanner.reconstruct import read_table
+from scanner.reconstruct import joker_letters, read_table
 
 W, H = 4000, 3000
 
@@ -1188,3 +1188,46 @@ def test_a_loose_side_pair_needs_one_print_size():
                          (W, H))
     owner = {i: k for k, c in enumerate(reading.cards) for i in c.corner_ids}
     assert owner[six[0]] != owner[six[1]]
+
+
+def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
+                   turn: float = 0.0) -> Corners:
+    """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
+    further down its print and `across` its lengths aside (what a detector finds on the
+    rest of a vertical JOKER)."""
+    box = corners.boxes[joker]
+    a = np.radians(corners.angle[joker])
+    up, right = np.array([np.sin(a), -np.cos(a)]), np.array([np.cos(a), np.sin(a)])
+    size = box[2:] - box[:2]
+    length = abs(size @ up)
+    shift = -up * along * length + right * across * length
+    k = np.r_[box[:2] + shift, box[2:] + shift]
+    return Corners(np.vstack([corners.boxes, k]), np.r_[corners.class_ids, CLASS_ID["K"]],
+                   np.r_[corners.confidence, 0.45], np.r_[corners.angle, corners.angle[joker] + turn])
+
+
+def test_the_k_of_a_jokers_vertical_joker_is_not_a_king():
+    corners, _ = read(column(["5H", "5S", "5D", "JK"], 1000, 1900))
+    jokers = np.flatnonzero(corners.class_ids == CLASS_ID["JK"])
+    assert len(jokers) == 2  # the joker lies on top: both its indices show
+    for j in jokers:  # the word runs on under either index, each printed its own way up
+        reading = read_table(_with_letter_k(corners, j, along=0.55), (W, H))
+        assert [c.rank for c in reading.cards].count("K") == 0
+        assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
+        assert not any(r["kind"] == "unsure_corners" for r in reading.review)
+
+
+@pytest.mark.parametrize("step", [0.22, 0.3])
+def test_kings_in_a_column_under_a_joker_still_count(step):
+    # each king's index lies one step under the joker's: a card, not the rest of the word.
+    # (A column stepped closer than 0.9 index lengths would hide the joker's own label;
+    # the data engine's columns step at least an index length.)
+    corners, reading = read(column(["JK", "KH", "KS", "KD"], 1000, 1900, step=step))
+    assert joker_letters(corners).sum() == 0
+    assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
+
+
+def test_a_king_beside_a_joker_in_a_fan_still_counts():
+    corners, reading = read(fan(["JK", "KH", "KS", "KD"], 1000, 1900))
+    assert joker_letters(corners).sum() == 0
+    assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
