@@ -1269,8 +1269,9 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.25
 # A joker's index is a vertical JOKER, labelled by its first letters (the part a meld
 # column leaves showing: J, O and most of the K). On a joker in full view the detector also
 # finds the rest of the word, and reads its K as a king: a K corner in line under a joker
-# corner, less than a label's length on, is that letter, not a card (val: 8 of 8 such K
-# corners lay on their joker; real kings beside a joker sat a quarter label or more aside).
+# corner, less than a label's length on, is that letter, not a card (val, detector v4: the 6
+# corners this drops all lie on a joker; real kings beside a joker sat a quarter label or more
+# aside).
 JOKER_LETTER_ALONG = (0.2, 0.9)  # how far on under the joker's box centre, in its lengths
 JOKER_LETTER_ACROSS = 0.15       # how far aside, in its lengths
 JOKER_LETTER_TURN = 45.0         # the two read in about the same direction (degrees)
