@@ -401,11 +401,6 @@ def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
     return np.where(solvable & (own_h > 0), own_h, side * 1.15)
 
 
-# one print size: shorter sides within this factor, longer sides within the glyph's
-SAME_PRINT_NARROW = 1.25
-SAME_PRINT_GLYPH = 2.3
-
-
 def _same_print(corners: Corners) -> np.ndarray:
     """Whether two index boxes could be two corners of one card: they are one size.
 
@@ -418,13 +413,8 @@ def _same_print(corners: Corners) -> np.ndarray:
     # a narrow side. Within a factor 1.6: a detector's box on a partly shaded index can
     # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
     # indices pair on ground truth).
-    sides = np.sort(np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6), axis=1)
-    longer = np.abs(np.log(sides[:, None, 1] / sides[None, :, 1])) < math.log(1.6)
-    # A box around the rank glyph alone (its pip missed, or not printed) is about half as
-    # tall as the whole index but as wide: the shorter sides agree where the longer do not.
-    glyph = ((np.abs(np.log(sides[:, None, 0] / sides[None, :, 0])) < math.log(SAME_PRINT_NARROW))
-             & (np.abs(np.log(sides[:, None, 1] / sides[None, :, 1])) < math.log(SAME_PRINT_GLYPH)))
-    return longer | glyph
+    side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
+    return np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.6)
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,

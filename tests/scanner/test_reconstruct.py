@@ -1231,15 +1231,3 @@ def test_a_king_beside_a_joker_in_a_fan_still_counts():
     corners, reading = read(fan(["JK", "KH", "KS", "KD"], 1000, 1900))
     assert joker_letters(corners).sum() == 0
     assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
-
-
-def test_an_index_boxed_without_its_pip_still_pairs_with_the_cards_other_index():
-    # a detector may box a rank glyph alone (its pip missed): about half as tall, as wide
-    corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
-    bottom = int(np.argmax(corners.centers[:, 1]))  # the last card's bottom index, upside down
-    boxes = corners.boxes.copy()
-    x1, y1, x2, y2 = boxes[bottom]
-    boxes[bottom] = [x1, y2 - 0.5 * (y2 - y1), x2, y2]  # its glyph, printed at the box's bottom
-    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle), (W, H))
-    assert [c.rank for c in reading.cards] == ["K"] * 4
-    assert team_melds(reading, 0) == [["K", "K", "K", "K"]]
