@@ -24,6 +24,7 @@ import numpy as np
 from datasets import art
 from datasets.scene import Clutter, SceneCard, _fill_indices
 
+
 def relabel_scene(scene: dict[str, Any], geometries: dict[str, Any], ranks: dict[str, set[str]]) -> int:
     """Re-measure the indices of the cards of `ranks` (design -> rank classes) in `scene`, in
     place; returns the number of cards changed. Other cards keep their stored labels."""
