@@ -1275,14 +1275,20 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.25
 JOKER_LETTER_ALONG = (0.2, 0.9)  # how far on under the joker's box centre, in its lengths
 JOKER_LETTER_ACROSS = 0.15       # how far aside, in its lengths
 JOKER_LETTER_TURN = 45.0         # the two read in about the same direction (degrees)
+# The lower part of the word is also read as a second joker: a JK corner in line under a
+# joker corner and nearer than a column step (val: every such pair nearer than 0.86 box
+# lengths lay on one card, the nearest two jokers of a column 0.90 apart) is that part.
+JOKER_TAIL_ALONG = 0.85
+JOKER_TAIL_ACROSS = 0.2
 
 
 def joker_letters(corners: Corners) -> np.ndarray:
-    """Mask of the K corners that are the K of a vertical JOKER under a joker corner."""
+    """Mask of the corners that are the rest of a vertical JOKER under a joker corner: its K
+    read as a king, or its lower letters read as another joker."""
     out = np.zeros(len(corners), bool)
     jokers = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("JK"))
     kings = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("K"))
-    if not len(jokers) or not len(kings):
+    if not len(jokers):
         return out
     centres = corners.centers
     size = corners.boxes[:, 2:] - corners.boxes[:, :2]
@@ -1291,12 +1297,16 @@ def joker_letters(corners: Corners) -> np.ndarray:
             continue
         up, right = _unit_vectors(np.array([corners.angle[j]]))
         length = float(abs(size[j] @ up[0]))  # the box's extent along the card
-        d = centres[kings] - centres[j]
-        along, across = -(d @ up[0]), d @ right[0]
-        turn = np.abs(_angle_diff(corners.angle[kings], np.full(len(kings), corners.angle[j])))
-        out[kings[(along > JOKER_LETTER_ALONG[0] * length) & (along < JOKER_LETTER_ALONG[1] * length)
-                  & (np.abs(across) < JOKER_LETTER_ACROSS * length)
-                  & ~(turn >= JOKER_LETTER_TURN)]] = True
+        for others, lo, hi, aside in ((kings, JOKER_LETTER_ALONG[0], JOKER_LETTER_ALONG[1],
+                                       JOKER_LETTER_ACROSS),
+                                      (jokers, 0.0, JOKER_TAIL_ALONG, JOKER_TAIL_ACROSS)):
+            if not len(others):
+                continue
+            d = centres[others] - centres[j]
+            along, across = -(d @ up[0]), d @ right[0]
+            turn = np.abs(_angle_diff(corners.angle[others], np.full(len(others), corners.angle[j])))
+            out[others[(along > lo * length) & (along < hi * length)
+                       & (np.abs(across) < aside * length) & ~(turn >= JOKER_LETTER_TURN)]] = True
     return out
 
 

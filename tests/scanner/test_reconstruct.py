@@ -1191,7 +1191,7 @@ def test_a_loose_side_pair_needs_one_print_size():
 
 
 def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
-                   turn: float = 0.0) -> Corners:
+                   turn: float = 0.0, rank: str = "K") -> Corners:
     """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
     further down its print and `across` its lengths aside (what a detector finds on the
     rest of a vertical JOKER)."""
@@ -1202,7 +1202,7 @@ def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0
     length = abs(size @ up)
     shift = -up * along * length + right * across * length
     k = np.r_[box[:2] + shift, box[2:] + shift]
-    return Corners(np.vstack([corners.boxes, k]), np.r_[corners.class_ids, CLASS_ID["K"]],
+    return Corners(np.vstack([corners.boxes, k]), np.r_[corners.class_ids, CLASS_ID[rank]],
                    np.r_[corners.confidence, 0.45], np.r_[corners.angle, corners.angle[joker] + turn])
 
 
@@ -1231,3 +1231,17 @@ def test_a_king_beside_a_joker_in_a_fan_still_counts():
     corners, reading = read(fan(["JK", "KH", "KS", "KD"], 1000, 1900))
     assert joker_letters(corners).sum() == 0
     assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
+
+
+def test_the_lower_half_of_a_jokers_word_is_not_a_second_joker():
+    corners, _ = read(column(["5H", "5S", "5D", "JK"], 1000, 1900))
+    top = min(np.flatnonzero(corners.class_ids == CLASS_ID["JK"]), key=lambda j: corners.boxes[j, 1])
+    reading = read_table(_with_letter_k(corners, top, along=0.55, rank="JK"), (W, H))
+    assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
+
+
+@pytest.mark.parametrize("step", [0.22, 0.3])
+def test_two_jokers_in_a_column_are_two_cards(step):
+    corners, reading = read(column(["5H", "5S", "5D", "JK", "JK"], 1000, 1900, step=step))
+    assert joker_letters(corners).sum() == 0
+    assert team_melds(reading, 0) == [["5", "5", "5", "JK", "JK"]]
