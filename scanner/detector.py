@@ -78,33 +78,6 @@ def non_max_suppression(boxes: np.ndarray, scores: np.ndarray, iou_threshold: fl
     return np.asarray(keep, dtype=np.int64)
 
 
-def merge_boxes(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float = 0.5,
-                vote: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy NMS of boxes from several passes: the kept boxes and their scores.
-
-    With `vote`, each kept box becomes the score-weighted mean of itself and the boxes it
-    suppressed (box voting: passes at different scales place an index's edges a little
-    differently; their mean sits closer to the print than either). Scores stay the kept
-    box's.
-    """
-    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
-    scores = np.asarray(scores, dtype=np.float32)
-    keep = non_max_suppression(boxes, scores, iou_threshold)
-    if not vote or len(keep) == 0:
-        return boxes[keep], scores[keep]
-    order = np.argsort(-scores, kind="stable")
-    taken = np.zeros(len(boxes), bool)
-    out = np.empty((len(keep), 4), np.float32)
-    for i, k in enumerate(keep):  # the same clusters NMS drew, in its order
-        group = order[~taken[order]]
-        group = group[box_iou(boxes[k], boxes[group]) > iou_threshold]
-        group = np.union1d(group, [k])
-        taken[group] = True
-        w = scores[group][:, None]
-        out[i] = (boxes[group] * w).sum(axis=0) / w.sum()
-    return out, scores[keep]
-
-
 def crop_indices(rgb: np.ndarray, boxes: np.ndarray, size: int = CROP_SIZE,
                  margin: float = CROP_MARGIN) -> np.ndarray:
     """(N,size,size,3) uint8 square crops centred on each xyxy box (image edges replicated)."""
@@ -201,8 +174,6 @@ class OnnxDetector:
         # finds fewer indices: when the first pass's sure corners mostly point sideways the
         # photo is turned a quarter and the passes run again on it (see `detect`).
         self.upright = bool(upright if upright is not None else run.get("upright", False))
-        # Boxes merged across passes by box voting instead of plain NMS (`merge_boxes`).
-        self.box_vote = bool(run.get("box_vote", False))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -272,7 +243,8 @@ class OnnxDetector:
         """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores."""
         rgb = _as_rgb(rgb)
         boxes, scores = self._locate(rgb, self._scales(*rgb.shape[:2]))
-        return merge_boxes(boxes, scores, self.iou, self.box_vote)
+        keep = non_max_suppression(boxes, scores, self.iou)
+        return boxes[keep], scores[keep]
 
     def _read_views(self, crops: np.ndarray, turns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Class probabilities (len(turns), N, classes) and directions (len(turns), N, radians)
@@ -342,9 +314,10 @@ class OnnxDetector:
             more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
         else:
             more, more_scores = self._locate(rgb, scales[1:])
-        boxes, scores = merge_boxes(np.concatenate([raw, more]), np.concatenate([raw_scores, more_scores]),
-                                    self.iou, self.box_vote)
-        return boxes, scores, turn, view
+        boxes = np.concatenate([raw, more])
+        scores = np.concatenate([raw_scores, more_scores])
+        keep = non_max_suppression(boxes, scores, self.iou)
+        return boxes[keep], scores[keep], turn, view
 
     def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
         """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels, confidence at

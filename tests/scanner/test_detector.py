@@ -27,7 +27,6 @@ from scanner.detector import (
     default_detector,
     detect_corners,
     detect_photo,
-    merge_boxes,
     non_max_suppression,
     quarter_turn_upright,
     turn_boxes,
@@ -52,34 +51,6 @@ def test_nms_keeps_best_of_overlapping_and_all_disjoint() -> None:
     keep = non_max_suppression(boxes, scores, iou_threshold=0.5)
     assert keep.tolist() == [1, 4, 5]  # best of each cluster, in score order
     assert non_max_suppression(np.zeros((0, 4)), np.zeros(0)).tolist() == []
-
-
-def test_box_voting_averages_each_nms_cluster_by_score() -> None:
-    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10],
-                      [21, 20, 31, 30], [50, 50, 60, 60]], np.float32)
-    scores = np.array([0.5, 0.9, 0.3, 0.1, 0.8, 0.05], np.float32)
-    plain, plain_scores = merge_boxes(boxes, scores, 0.5)
-    keep = non_max_suppression(boxes, scores, 0.5)
-    assert np.array_equal(plain, boxes[keep]) and np.array_equal(plain_scores, scores[keep])
-    voted, voted_scores = merge_boxes(boxes, scores, 0.5, vote=True)
-    assert np.array_equal(voted_scores, scores[keep])  # scores are the kept boxes'
-    first = (boxes[[1, 0, 3]] * scores[[1, 0, 3], None]).sum(0) / scores[[1, 0, 3]].sum()
-    second = (boxes[[4, 2]] * scores[[4, 2], None]).sum(0) / scores[[4, 2]].sum()
-    assert np.allclose(voted, [first, second, boxes[5]], atol=1e-5)
-    assert merge_boxes(np.zeros((0, 4)), np.zeros(0), vote=True)[0].shape == (0, 4)
-
-
-def test_box_voting_is_a_runtime_setting(tmp_path: Path) -> None:
-    import shutil
-
-    for f in MODELS_DIR.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    meta = json.loads((tmp_path / "detector.json").read_text())
-    assert OnnxDetector(tmp_path).box_vote is bool(meta["runtime"].get("box_vote", False))
-    meta["runtime"]["box_vote"] = not meta["runtime"].get("box_vote", False)
-    (tmp_path / "detector.json").write_text(json.dumps(meta))
-    assert OnnxDetector(tmp_path).box_vote is meta["runtime"]["box_vote"]
 
 
 def test_nms_threshold_is_respected() -> None:
