@@ -113,8 +113,8 @@ def split_quad(quad: np.ndarray, corner: str, f: float) -> tuple[np.ndarray, np.
 
 
 def erase_pip(rgb: np.ndarray, quad: np.ndarray, corner: str, f: float,
-              rng: np.random.Generator) -> list[float]:
-    """Paint the pip part of one index with the paper around it; returns the glyph's box."""
+              rng: np.random.Generator) -> np.ndarray:
+    """Paint the pip part of one index with the paper around it; returns the glyph's quad."""
     import cv2
 
     glyph, pip = split_quad(quad, corner, f)
@@ -126,7 +126,7 @@ def erase_pip(rgb: np.ndarray, quad: np.ndarray, corner: str, f: float,
     x1, y1 = np.floor(np.maximum(np.vstack([quad, grown]).min(axis=0), 0)).astype(int)
     x2, y2 = np.ceil(np.minimum(np.vstack([quad, grown]).max(axis=0), [w - 1, h - 1])).astype(int)
     if x2 - x1 < 2 or y2 - y1 < 2:
-        return _box(glyph)
+        return glyph
     region = rgb[y1:y2 + 1, x1:x2 + 1]
     values = region.reshape(-1, 3).astype(np.float32)
     bright = values.sum(axis=1)
@@ -134,7 +134,7 @@ def erase_pip(rgb: np.ndarray, quad: np.ndarray, corner: str, f: float,
     lo, hi = np.percentile(bright, [50, 90])
     paper_px = values[(bright >= lo) & (bright <= hi)]
     if len(paper_px) < 4:
-        return _box(glyph)
+        return glyph
     paper = np.median(paper_px, axis=0)
     noise = float(np.clip(paper_px.std(axis=0).mean(), 0.5, 6.0))
     mask = np.zeros(region.shape[:2], np.float32)
@@ -142,7 +142,7 @@ def erase_pip(rgb: np.ndarray, quad: np.ndarray, corner: str, f: float,
     mask = cv2.GaussianBlur(mask, (3, 3), 0)[..., None]  # feathered edge
     fill = paper + rng.normal(0, noise, size=region.shape).astype(np.float32)
     region[:] = np.clip(region * (1 - mask) + fill * mask, 0, 255).astype(np.uint8)
-    return _box(glyph)
+    return glyph
 
 
 def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float,
@@ -162,10 +162,8 @@ def bare_glyphs(rgb: np.ndarray, scene: dict, rng: np.random.Generator, p: float
             continue
         for ind in card.get("indices", []):
             if ind.get("visible", 1.0) >= min_visible and "quad" in ind:
-                quad = np.asarray(ind["quad"]) * scale
-                box = erase_pip(rgb, quad, ind["corner"], f, rng)
-                ind["box"] = [v / scale for v in box]
-                ind["quad"] = (split_quad(quad, ind["corner"], f)[0] / scale).tolist()
+                glyph = erase_pip(rgb, np.asarray(ind["quad"]) * scale, ind["corner"], f, rng) / scale
+                ind["box"], ind["quad"] = _box(glyph), glyph.tolist()
                 changed += 1
     return changed
 

@@ -28,6 +28,8 @@ from datasets.scene import Clutter, SceneCard, _fill_indices
 def relabel_scene(scene: dict[str, Any], geometries: dict[str, Any], ranks: dict[str, set[str]]) -> int:
     """Re-measure the indices of the cards of `ranks` (design -> rank classes) in `scene`, in
     place; returns the number of cards changed. Other cards keep their stored labels."""
+    if not any(c["rank"] in ranks.get(c["design"], ()) for c in scene["cards"]):
+        return 0  # nothing to measure again (most scenes)
     w, h = scene["image"]["width"], scene["image"]["height"]
     cards = [SceneCard(c["id"], c["card"], c["rank"], c["design"], c["deck"], c.get("team"), c.get("meld"),
                        c["role"], c["face_up"], np.asarray(c["outline"], float), c["z"], c.get("joker", ""))
@@ -63,17 +65,14 @@ def relabel_folder(root: Path, designs: list[str], manifest: dict[str, Any] | No
     ranks = {d: changed_ranks(info["manifest"][d], merged[d]) for d in designs if d in info["manifest"]}
     geometries = art.geometries(merged)
     counts = {"scenes": 0, "scenes_changed": 0, "cards_changed": 0}
-    rewrite = []
     for f in sorted(root.rglob("scene_*.json")):
         scene = json.loads(f.read_text())
         n = relabel_scene(scene, geometries, ranks)
         counts["scenes"] += 1
         if n:
-            rewrite.append((f, scene))
+            f.write_text(json.dumps(scene, separators=(",", ":")))
             counts["scenes_changed"] += 1
             counts["cards_changed"] += n
-    for f, scene in rewrite:
-        f.write_text(json.dumps(scene, separators=(",", ":")))
     info["manifest"] = merged
     info.setdefault("relabelled", []).append({"ranks": {d: sorted(r) for d, r in ranks.items()}, **counts})
     build_json.write_text(json.dumps(info, indent=1))

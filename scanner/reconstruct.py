@@ -1304,7 +1304,7 @@ def joker_letters(corners: Corners) -> np.ndarray:
                 continue
             d = centres[others] - centres[j]
             along, across = -(d @ up[0]), d @ right[0]
-            turn = np.abs(_angle_diff(corners.angle[others], np.full(len(others), corners.angle[j])))
+            turn = _angle_diff(corners.angle[others], corners.angle[j])
             out[others[(along > lo * length) & (along < hi * length)
                        & (np.abs(across) < aside * length) & ~(turn >= JOKER_LETTER_TURN)]] = True
     return out
