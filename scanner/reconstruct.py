@@ -1275,6 +1275,14 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.25
 JOKER_LETTER_ALONG = (0.2, 0.9)  # how far on under the joker's box centre, in its lengths
 JOKER_LETTER_ACROSS = 0.15       # how far aside, in its lengths
 JOKER_LETTER_TURN = 45.0         # the two read in about the same direction (degrees)
+# A detector that boxes only the J and O leaves the letter K further on than that, just
+# where a king tightly stacked on the joker would show its index. The two differ in what the
+# joker shows: a king lying on the joker covers its lower half, so only a joker whose two
+# indices make one whole card can show its word's K. Under such a joker, a K corner whose box
+# starts before the joker's box has ended by a quarter of their mean length is the letter
+# (val, three detectors: the letter's box overlaps the joker's or leaves at most 0.20 of
+# their length; real kings under a joker 0.27 or more).
+JOKER_WHOLE_LETTER_GAP = 0.25
 # The lower part of the word is also read as a second joker: a JK corner in line under a
 # joker corner and nearer than a column step (val: every such pair nearer than 0.86 box
 # lengths lay on one card, the nearest two jokers of a column 0.90 apart) is that part.
@@ -1282,9 +1290,10 @@ JOKER_TAIL_ALONG = 0.85
 JOKER_TAIL_ACROSS = 0.2
 
 
-def joker_letters(corners: Corners) -> np.ndarray:
+def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarray:
     """Mask of the corners that are the rest of a vertical JOKER under a joker corner: its K
-    read as a king, or its lower letters read as another joker."""
+    read as a king, or its lower letters read as another joker. `whole` marks the joker
+    corners known to belong to a joker in full view (its K is looked for further on)."""
     out = np.zeros(len(corners), bool)
     jokers = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("JK"))
     kings = np.flatnonzero(corners.class_ids == INDEX_CLASSES.index("K"))
@@ -1296,17 +1305,26 @@ def joker_letters(corners: Corners) -> np.ndarray:
         if np.isnan(corners.angle[j]):
             continue
         up, right = _unit_vectors(np.array([corners.angle[j]]))
-        length = float(abs(size[j] @ up[0]))  # the box's extent along the card
-        for others, lo, hi, aside in ((kings, JOKER_LETTER_ALONG[0], JOKER_LETTER_ALONG[1],
-                                       JOKER_LETTER_ACROSS),
-                                      (jokers, 0.0, JOKER_TAIL_ALONG, JOKER_TAIL_ACROSS)):
+        length = np.abs(size @ up[0])  # each box's extent along the joker's card
+        for others, is_king in ((kings, True), (jokers, False)):
             if not len(others):
                 continue
             d = centres[others] - centres[j]
             along, across = -(d @ up[0]), d @ right[0]
             turn = _angle_diff(corners.angle[others], corners.angle[j])
-            out[others[(along > lo * length) & (along < hi * length)
-                       & (np.abs(across) < aside * length) & ~(turn >= JOKER_LETTER_TURN)]] = True
+            near = ~(turn >= JOKER_LETTER_TURN)
+            if not is_king:
+                near &= ((along > 0) & (along < JOKER_TAIL_ALONG * length[j])
+                         & (np.abs(across) < JOKER_TAIL_ACROSS * length[j]))
+            else:
+                near &= (along > JOKER_LETTER_ALONG[0] * length[j]) & (
+                    np.abs(across) < JOKER_LETTER_ACROSS * length[j])
+                if whole is not None and whole[j]:
+                    mean = (length[j] + length[others]) / 2
+                    near &= along - mean < JOKER_WHOLE_LETTER_GAP * mean
+                else:
+                    near &= along < JOKER_LETTER_ALONG[1] * length[j]
+            out[others[near]] = True
     return out
 
 
@@ -1323,6 +1341,16 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
+    if (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any():
+        # a K further on under a joker is its word's letter only if the joker is whole
+        cards, _, _, _, _ = _read_cards(
+            corners, np.flatnonzero((corners.confidence >= min_confidence) & ~letters),
+            image_size, geo)
+        whole = np.zeros(len(corners), bool)
+        for card in cards:
+            if card.rank == "JK" and len(card.corner_ids) >= 2:
+                whole[card.corner_ids] = True
+        letters |= joker_letters(corners, whole)
     used = (corners.confidence >= min_confidence) & ~letters
     floor = min_confidence if supported_confidence is None else supported_confidence
     candidates = (corners.confidence >= floor) & ~used & ~letters

@@ -1217,11 +1217,27 @@ def test_the_k_of_a_jokers_vertical_joker_is_not_a_king():
         assert not any(r["kind"] == "unsure_corners" for r in reading.review)
 
 
+@pytest.mark.parametrize("along", [1.0, 1.15])
+def test_the_k_of_a_whole_jokers_word_further_on_is_not_a_king(along):
+    # a detector boxing only the J and O finds the letter K about a box length on: where a
+    # king stacked tightly on the joker would be, but that king would hide the joker's
+    # other index; this joker shows both
+    corners, _ = read(column(["5H", "5S", "5D", "JK"], 1000, 1900))
+    jokers = np.flatnonzero(corners.class_ids == CLASS_ID["JK"])
+    for j in jokers:
+        with_k = _with_letter_k(corners, j, along=along)
+        assert joker_letters(with_k).sum() == 0  # not by its place alone
+        reading = read_table(with_k, (W, H))
+        assert [c.rank for c in reading.cards].count("K") == 0
+        assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
+
+
 @pytest.mark.parametrize("step", [0.22, 0.3])
 def test_kings_in_a_column_under_a_joker_still_count(step):
     # each king's index lies one step under the joker's: a card, not the rest of the word.
     # (A column stepped closer than 0.9 index lengths would hide the joker's own label;
-    # the data engine's columns step at least an index length.)
+    # the data engine's columns step at least an index length. At 0.22 the kings' boxes
+    # touch the joker's, where a whole joker shows its word's K: this joker is covered.)
     corners, reading = read(column(["JK", "KH", "KS", "KD"], 1000, 1900, step=step))
     assert joker_letters(corners).sum() == 0
     assert team_melds(reading, 0) == [["K", "K", "K", "JK"]]
