@@ -50,7 +50,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
     from PIL import Image
 
-    json_path, jitters, neg_ratio, seed, bare_glyph = args
+    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin = args
     scene = json.loads(Path(json_path).read_text())
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
@@ -111,20 +111,23 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         labels.append(NONE_ID)
         angles.append(float("nan"))
         n_neg -= 1
-    crops = crop_indices(rgb, np.asarray(boxes, dtype=np.float32).reshape(-1, 4), CROP_SIZE,
-                         CROP_MARGIN)
+    crops = crop_indices(rgb, np.asarray(boxes, dtype=np.float32).reshape(-1, 4), crop_size,
+                         crop_margin)
     return crops, np.asarray(labels, np.int64), np.asarray(angles, np.float32)
 
 
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
-                seed: int, jobs: int, bare_glyph: float = 0.0) -> Path:
-    """Cut and cache the crop dataset of one split as an .npz file."""
+                seed: int, jobs: int, bare_glyph: float = 0.0, crop_size: int = CROP_SIZE,
+                crop_margin: float = CROP_MARGIN) -> Path:
+    """Cut and cache the crop dataset of one split as an .npz file (crops of `crop_size`
+    pixels, `crop_margin` times the box's longer side)."""
     files = scene_files(scene_dir)[: max_scenes or None]
     if not files:
         raise SystemExit(f"no scenes in {scene_dir}")
     t0 = time.time()
     with Pool(jobs) as pool:
-        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph) for f in files],
+        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin)
+                                         for f in files],
                          chunksize=4)
     crops = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
@@ -302,16 +305,37 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     return model, history
 
 
-def export(model, path: Path) -> None:
-    """ONNX with a dynamic batch: input `crops` (N,3,40,40) in [0,1]; outputs logits, angle."""
+def export(model, path: Path, crop_size: int = CROP_SIZE) -> None:
+    """ONNX with a dynamic batch: input `crops` (N,3,S,S) in [0,1]; outputs logits, angle."""
     import torch
 
     model.eval()
-    dummy = torch.zeros(1, 3, CROP_SIZE, CROP_SIZE)
+    dummy = torch.zeros(1, 3, crop_size, crop_size)
     torch.onnx.export(model, (dummy,), str(path), input_names=["crops"],
                       output_names=["rank_logits", "angle"], opset_version=17,
                       dynamic_axes={"crops": {0: "n"}, "rank_logits": {0: "n"}, "angle": {0: "n"}},
                       dynamo=False)
+
+
+def check_cache_geometry(cache: Path, crop_size: int, crop_margin: float) -> None:
+    """Refuse a crop cache cut with another crop geometry; record it for a new cache.
+
+    A cache without a record was cut before the geometry was an option: 40 px at 1.3.
+    """
+    record = cache / "geometry.json"
+    want = {"crop_size": crop_size, "crop_margin": crop_margin}
+    if record.exists():
+        have = json.loads(record.read_text())
+    elif (cache / "train.npz").exists() or (cache / "val.npz").exists():
+        have = {"crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN}
+    else:
+        cache.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(want) + "\n")
+        return
+    if have != want:
+        raise SystemExit(f"{cache} holds crops of {have['crop_size']} px at "
+                         f"{have['crop_margin']}x the box, not {crop_size} px at {crop_margin}x: "
+                         f"use another --cache")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,25 +357,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--crop-size", type=int, default=CROP_SIZE,
+                    help="crop side in pixels the reader reads (written to detector.json)")
+    ap.add_argument("--crop-margin", type=float, default=CROP_MARGIN,
+                    help="crop side as a multiple of the box's longer side (detector.json)")
     ap.add_argument("--bare-glyph", type=float, default=0.0,
                     help="share of train cards whose pip under the rank is erased (datasets/glyphs.py)")
     args = ap.parse_args(argv)
 
     tr_npz, va_npz = args.cache / "train.npz", args.cache / "val.npz"
+    check_cache_geometry(args.cache, args.crop_size, args.crop_margin)
     if not tr_npz.exists():
         build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
-                    args.seed, args.jobs, args.bare_glyph)
+                    args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin)
     if not va_npz.exists():
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
-        build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs)
+        build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs,
+                    crop_size=args.crop_size, crop_margin=args.crop_margin)
     model, history = train(tr_npz, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
-    export(model, args.models / "classifier.onnx")
+    export(model, args.models / "classifier.onnx", args.crop_size)
     meta_path = args.models / "detector.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     meta["classifier"] = {"file": "classifier.onnx", "classes": list(CLASSES),
-                          "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,
+                          "crop_size": args.crop_size, "crop_margin": args.crop_margin,
                           "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
                           "history": history}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
