@@ -401,6 +401,12 @@ def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
     return np.where(solvable & (own_h > 0), own_h, side * 1.15)
 
 
+# A joker's index is part of a word: a detector boxes two letters of it on one corner and
+# three on the other (val, polygon-label detector: a joker's corners 42 and 69 px long, one
+# card read as two jokers). Two joker corners pair within this factor.
+JOKER_PRINT_RATIO = 2.0
+
+
 def _same_print(corners: Corners) -> np.ndarray:
     """Whether two index boxes could be two corners of one card: they are one size.
 
@@ -414,7 +420,10 @@ def _same_print(corners: Corners) -> np.ndarray:
     # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
     # indices pair on ground truth).
     side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
-    return np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.6)
+    alike = np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.6)
+    joker = corners.class_ids == INDEX_CLASSES.index("JK")
+    return alike | (joker[:, None] & joker[None, :]
+                    & (np.abs(np.log(side[:, None] / side[None, :])) < math.log(JOKER_PRINT_RATIO)))
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,

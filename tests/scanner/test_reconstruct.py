@@ -1256,6 +1256,24 @@ def test_the_lower_half_of_a_jokers_word_is_not_a_second_joker():
     assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
 
 
+def test_a_jokers_two_corners_boxed_to_different_lengths_are_one_card():
+    # a detector boxes a vertical JOKER to two letters on one corner, three on the other
+    corners, _ = read(column(["5H", "5S", "5D", "JK"], 1000, 1900))
+    jokers = np.flatnonzero(corners.class_ids == CLASS_ID["JK"])
+    assert len(jokers) == 2
+    boxes = corners.boxes.copy()
+    j = jokers[0]
+    x1, y1, x2, y2 = boxes[j]
+    shrink = 0.55  # the box's longer side (along the word) cut to 55%
+    if y2 - y1 >= x2 - x1:
+        boxes[j, 1], boxes[j, 3] = (y1 + y2) / 2 - shrink * (y2 - y1) / 2, (y1 + y2) / 2 + shrink * (y2 - y1) / 2
+    else:
+        boxes[j, 0], boxes[j, 2] = (x1 + x2) / 2 - shrink * (x2 - x1) / 2, (x1 + x2) / 2 + shrink * (x2 - x1) / 2
+    reading = read_table(Corners(boxes, corners.class_ids, corners.confidence, corners.angle), (W, H))
+    assert [c.rank for c in reading.cards].count("JK") == 1
+    assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
+
+
 @pytest.mark.parametrize("step", [0.22, 0.3])
 def test_two_jokers_in_a_column_are_two_cards(step):
     corners, reading = read(column(["5H", "5S", "5D", "JK", "JK"], 1000, 1900, step=step))
