@@ -181,6 +181,12 @@ def recover_sequential(model, onnx_path: Path, calib) -> float:
 
     check = calib[:256]
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    size = session.get_inputs()[0].shape[2:]
+    if all(isinstance(v, int) for v in size) and tuple(size) != tuple(check.shape[2:]):
+        # an exported reader takes one crop size; the net itself any (it pools globally):
+        # compare at the export's size when the new crops are cut larger or smaller
+        check = torch.nn.functional.interpolate(check, size=tuple(size), mode="bilinear",
+                                                align_corners=False)
     theirs = session.run(None, {session.get_inputs()[0].name: check.numpy()})[0]
     with torch.no_grad():
         ours = model(check)[0].numpy()
