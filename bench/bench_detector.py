@@ -287,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="read again turned only the crops read with a rank probability under this")
     ap.add_argument("--upright", type=int, default=None, choices=(0, 1),
                     help="override the sideways-photo re-pass (1 on, 0 off)")
+    ap.add_argument("--six-nine-margin", type=float, default=None,
+                    help="override the wider reread of 6/9 crops (its crop margin; 0 = off)")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -303,11 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     sides = tuple(int(k) for k in args.long_sides.split(",")) if args.long_sides else None
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
                             reader_turns=turns, long_sides=sides, reread_below=args.reread_below,
-                            upright=None if args.upright is None else bool(args.upright))
+                            upright=None if args.upright is None else bool(args.upright),
+                            six_nine_margin=args.six_nine_margin)
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
     report["upright"] = detector.upright
+    report["six_nine_margin"] = detector.six_nine_margin
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)

@@ -137,7 +137,8 @@ class OnnxDetector:
                  min_confidence: float | None = None,
                  reader_turns: tuple[int, ...] | None = None,
                  reread_below: float | None = None,
-                 upright: bool | None = None) -> None:
+                 upright: bool | None = None,
+                 six_nine_margin: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -174,6 +175,11 @@ class OnnxDetector:
         # finds fewer indices: when the first pass's sure corners mostly point sideways the
         # photo is turned a quarter and the passes run again on it (see `detect`).
         self.upright = bool(upright if upright is not None else run.get("upright", False))
+        # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
+        # crop (this multiple of the box, all four turns), whose card edges and pip show
+        # which way the card lies; 0 = off. See `_six_or_nine`.
+        self.six_nine_margin = float(six_nine_margin if six_nine_margin is not None
+                                     else run.get("six_nine_margin", 0.0))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -279,7 +285,40 @@ class OnnxDetector:
             cos = np.cos(back[0, unsure]) + np.cos(more_b).sum(axis=0)
             back[0, unsure] = np.arctan2(sin, cos)
         angles = np.degrees(back[0]) % 360
+        if self.six_nine_margin > 0:
+            self._six_or_nine(_as_rgb(rgb), boxes, probs[0], angles)
         return probs[0].astype(np.float32), angles.astype(np.float32)
+
+    def _six_or_nine(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
+                     angles: np.ndarray) -> None:
+        """Settle 6 against 9 from a wider look, in place.
+
+        A bare 6 turned over is a 9 (one-index decks print no pip under the rank; a card
+        lying upside down shows it at its bottom corner): the reader's tight crop splits
+        its probability between the two, or picks the wrong one with the direction turned
+        round. A crop read as a 6 or a 9 (their sum at least half) is read again from a
+        crop `six_nine_margin` times the box, in all four quarter turns, where the card's
+        edges around the index and the pip show how the card lies. The sum stays; its split
+        is the mean of the two readings' splits (the wider one alone, read by a reader
+        trained on tight crops, lost a little on decks whose pip settles it up close: val
+        rank accuracy 0.9964 -> 0.9953, with the mean 0.9964); a reading that changes
+        between 6 and 9 turns its direction round.
+        """
+        six, nine = INDEX_CLASSES.index("6"), INDEX_CLASSES.index("9")
+        top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
+        mass = probs[:, six] + probs[:, nine]
+        pick = np.flatnonzero(((top == six) | (top == nine)) & (mass >= 0.5))
+        if not len(pick):
+            return
+        crops = crop_indices(rgb, boxes[pick], self.crop_size, self.six_nine_margin)
+        wide = self._read_views(crops, (0, 1, 2, 3))[0].mean(axis=0)
+        share = (wide[:, nine] / np.maximum(wide[:, six] + wide[:, nine], 1e-6)
+                 + probs[pick, nine] / np.maximum(mass[pick], 1e-6)) / 2
+        was_nine = top[pick] == nine
+        probs[pick, nine] = mass[pick] * share
+        probs[pick, six] = mass[pick] * (1 - share)
+        turned = pick[(share > 0.5) != was_nine]
+        angles[turned] = (angles[turned] + 180.0) % 360
 
     def _sideways_turn(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
                        most: int = 16) -> int:

@@ -311,3 +311,60 @@ def test_turned_reads_give_the_same_rank_and_direction(scene) -> None:
     some = OnnxDetector(reader_turns=(0, 1, 2, 3), reread_below=0.8).read(rgb, boxes)
     assert sure.any() and np.array_equal(some[0][sure], plain[0][sure])
     assert np.allclose(some[0][~sure], both[0][~sure], atol=1e-5)
+
+
+def _six_nine_reader(det: OnnxDetector, wide_nine: float, calls: list) -> None:
+    """Stub the reader's wide look: every wide crop reads 9 with probability `wide_nine`."""
+    six, nine = CLASS_ID["6"], CLASS_ID["9"]
+
+    def views(crops, turns):
+        calls.append((len(crops), tuple(turns)))
+        p = np.zeros((len(turns), len(crops), len(det.classes)), np.float32)
+        p[..., nine], p[..., six] = wide_nine, 1 - wide_nine
+        return p, np.zeros((len(turns), len(crops)))
+
+    det._read_views = views
+
+
+def test_a_six_or_nine_is_settled_by_the_wider_look() -> None:
+    det = OnnxDetector(six_nine_margin=1.7)
+    rgb = np.full((200, 200, 3), 255, np.uint8)
+    boxes = np.array([[20, 20, 40, 50], [100, 100, 120, 130], [60, 20, 80, 50]], np.float32)
+    probs = np.zeros((3, len(det.classes)), np.float32)
+    probs[0, CLASS_ID["6"]], probs[0, CLASS_ID["9"]], probs[0, CLASS_ID["8"]] = 0.55, 0.40, 0.05
+    probs[1, CLASS_ID["9"]], probs[1, CLASS_ID["6"]], probs[1, CLASS_ID["5"]] = 0.7, 0.2, 0.1
+    probs[2, CLASS_ID["8"]], probs[2, CLASS_ID["6"]] = 0.6, 0.4  # an 8: not looked at again
+    angles = np.array([0.0, 90.0, 10.0])
+    calls: list = []
+    _six_nine_reader(det, wide_nine=0.9, calls=calls)
+    before = probs.copy()
+    det._six_or_nine(rgb, boxes, probs, angles)
+    assert calls == [(2, (0, 1, 2, 3))]  # the two 6/9 crops, in all four turns
+    # the 6/9 share is kept, split by the mean of the two looks' splits
+    assert np.allclose(probs[:2, CLASS_ID["6"]] + probs[:2, CLASS_ID["9"]], [0.95, 0.9])
+    assert np.isclose(probs[0, CLASS_ID["9"]], 0.95 * (0.40 / 0.95 + 0.9) / 2)
+    assert probs[0].argmax() == CLASS_ID["9"] and probs[1].argmax() == CLASS_ID["9"]
+    # the 6 that became a 9 points the other way; the 9 that stayed keeps its direction
+    assert angles[0] == 180.0 and angles[1] == 90.0
+    assert np.array_equal(probs[2], before[2]) and angles[2] == 10.0
+    assert np.array_equal(probs[:, CLASS_ID["8"]], before[:, CLASS_ID["8"]])
+
+
+def test_the_wider_look_can_keep_a_six_and_is_off_at_zero() -> None:
+    det = OnnxDetector(six_nine_margin=1.7)
+    rgb = np.full((100, 100, 3), 255, np.uint8)
+    boxes = np.array([[20, 20, 40, 50]], np.float32)
+    probs = np.zeros((1, len(det.classes)), np.float32)
+    probs[0, CLASS_ID["6"]], probs[0, CLASS_ID["9"]] = 0.5, 0.45
+    angles = np.array([30.0])
+    _six_nine_reader(det, wide_nine=0.2, calls=[])
+    det._six_or_nine(rgb, boxes, probs, angles)
+    assert probs[0].argmax() == CLASS_ID["6"] and angles[0] == 30.0
+    assert np.isclose(probs[0, CLASS_ID["6"]], 0.95 * (0.5 / 0.95 + 0.8) / 2)
+    # through `read`: the wide look runs only when switched on (the stub reads every crop 9)
+    for margin, looks in ((0.0, []), (1.7, [(1, (0, 1, 2, 3))])):
+        d = OnnxDetector(six_nine_margin=margin, reread_below=0.8)
+        calls: list = []
+        _six_nine_reader(d, wide_nine=0.9, calls=calls)
+        d.read(rgb, boxes)
+        assert calls == [(1, (0,))] + looks
