@@ -1352,8 +1352,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     letters = joker_letters(corners)
     if (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any():
         # a K further on under a joker is its word's letter only if the joker is whole
+        # (read with the candidates too: a whole joker's second index is often unsure)
+        lowest = min_confidence if supported_confidence is None else supported_confidence
         cards, _, _, _, _ = _read_cards(
-            corners, np.flatnonzero((corners.confidence >= min_confidence) & ~letters),
+            corners, np.flatnonzero((corners.confidence >= lowest) & ~letters),
             image_size, geo)
         whole = np.zeros(len(corners), bool)
         for card in cards:
@@ -1365,9 +1367,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     candidates = (corners.confidence >= floor) & ~used & ~letters
     if candidates.any() and used.any():
         # a first reading with every candidate shows which of them the sure corners support
-        cards, stacks, typical_h, _, _ = _read_cards(
+        cards, stacks, typical_h, seen_geo, _ = _read_cards(
             corners, np.flatnonzero(used | candidates), image_size, geo)
-        used[_supported_corners(cards, stacks, used, typical_h)] = True
+        used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
+                                seen_geo.aspect)] = True
     unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
@@ -1462,7 +1465,8 @@ TABLE_STEP_FIT = 0.15
 
 
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
-                       card_h: float) -> list[int]:
+                       card_h: float, centres: np.ndarray | None = None,
+                       aspect: float = 0.71) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
@@ -1476,11 +1480,24 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     straight line, a card on the chord of a fan's empty place (`_fills_a_gap`), or one
     next to a sure card yet off every sure card's spot (`_clear_place`, unless its rank
     is a misread's), is taken too. An unsure corner that joins a sure corner's card is
-    taken as well: it is the card's other end (or a duplicate of the sure one). Returns
-    the corners (caller's numbers) of the supported cards.
+    taken as well: it is the card's other end (or a duplicate of the sure one). No
+    unsure corner lying inside a sure whole card is taken (given `centres`, the corners'
+    centres): nothing shows through a card in full view, so it is print on that card (the
+    letters of a JOKER, a court figure), not a card one step past a column's front end
+    (a whole card with a sure corner of another on its face is a mistaken pair: ignored;
+    a corner of the whole card's own rank may be its real index, the pair a mistake).
+    Returns the corners (caller's numbers) of the supported cards.
     """
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
+    whole = [c for c in cards if c.fully_visible and len(c.corner_ids) >= 2
+             and all(sure[m] for m in c.corner_ids)]
+    if centres is not None:
+        # a card with another sure corner on its face is two cards paired by mistake
+        others = np.flatnonzero(sure)
+        whole = [c for c in whole if not any(
+            _inside_card(centres[m], c, card_h, aspect) for m in others
+            if m not in c.corner_ids)]
     for stack in stacks:
         held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
@@ -1498,6 +1515,10 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             card = cards[i]
             if card.rank != rank and not card.is_wild:
                 continue
+            if centres is not None and any(_inside_card(centres[m], w, card_h, aspect)
+                                           for m in card.corner_ids for w in whole
+                                           if w.rank != card.rank):
+                continue
             centre = np.asarray(card.center)
             # the whole line, else its four cards nearest the card (a stack may join a
             # column to a neighbour, or bend)
@@ -1508,6 +1529,20 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                     or (_clear_place(centre, pts, card_h) and not _misread(card))):
                 out.extend(card.corner_ids)
     return out
+
+
+# how far inside a card's edges a point must lie to be on it, in card heights (an index
+# of the next card in a column lies just past the edge)
+INSIDE_MARGIN = 0.05
+
+
+def _inside_card(point: np.ndarray, card: CardReading, card_h: float, aspect: float) -> bool:
+    """Whether `point` lies on `card`'s face, clear of its edges."""
+    up, right = _unit_vectors(np.array([card.angle]))
+    rel = np.asarray(point, float) - np.asarray(card.center, float)
+    along, across = abs(float(rel @ up[0])), abs(float(rel @ right[0]))
+    return (along < (0.5 - INSIDE_MARGIN) * card_h
+            and across < (0.5 * aspect - INSIDE_MARGIN) * card_h)
 
 
 def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:

@@ -508,6 +508,30 @@ def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
     assert any(unsure in card.corner_ids for card in reading.cards)
 
 
+def test_an_unsure_corner_on_a_whole_card_s_face_is_not_a_card():
+    # one step past a column's front end lies the face of its whole top card: an unsure
+    # corner there (the detector reading a JOKER's letter as an ace) is print, not a card
+    corners, _ = read(column(["AH", "AS", "AD", "JK"], 1000, 1900))
+    aces = np.flatnonzero(corners.class_ids == CLASS_ID["A"])
+    joker = np.flatnonzero(corners.class_ids == CLASS_ID["JK"])
+    top = int(joker[np.argmin(corners.centers[joker, 1])])  # the joker's top index
+    last = int(aces[np.argmax(corners.centers[aces, 1])])  # the ace nearest the joker
+    shift = corners.centers[top] - corners.centers[last]  # one column step
+    box = corners.boxes[top] + np.r_[shift, shift]
+    with_a = Corners(np.vstack([corners.boxes, box]), np.r_[corners.class_ids, CLASS_ID["A"]],
+                     np.r_[corners.confidence, 0.35], np.r_[corners.angle, corners.angle[top]])
+    reading = read_table(with_a, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["A", "A", "A", "JK"]]
+    # the same corner one step past the column's back end is a card the detector was
+    # unsure of (the first card, its index partly shaded)
+    first = int(aces[np.argmin(corners.centers[aces, 1])])
+    box = corners.boxes[first] - np.r_[shift, shift]
+    with_a = Corners(np.vstack([corners.boxes, box]), np.r_[corners.class_ids, CLASS_ID["A"]],
+                     np.r_[corners.confidence, 0.35], np.r_[corners.angle, corners.angle[first]])
+    reading = read_table(with_a, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["A", "A", "A", "A", "JK"]]
+
+
 def test_a_misplaced_top_right_card_is_not_held_by_the_next_column_of_another_rank():
     # two queens printing one small top-right index, taken for top-left ones, land on the
     # nines' column next door; their own column is the wild above them: only a column
