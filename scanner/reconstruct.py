@@ -1297,6 +1297,10 @@ JOKER_WHOLE_LETTER_GAP = 0.25
 # lengths lay on one card, the nearest two jokers of a column 0.90 apart) is that part.
 JOKER_TAIL_ALONG = 0.85
 JOKER_TAIL_ACROSS = 0.2
+# Under a whole joker (no card lies on it) the rest of its word is the only print in line:
+# a JK corner there is taken by the letter K's gap rule, and may lie further aside (the
+# lower letters are boxed off the word's axis by up to a third of a box length).
+JOKER_WHOLE_TAIL_ACROSS = 0.35
 
 
 def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarray:
@@ -1322,7 +1326,11 @@ def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarr
             along, across = -(d @ up[0]), d @ right[0]
             turn = _angle_diff(corners.angle[others], corners.angle[j])
             near = ~(turn >= JOKER_LETTER_TURN)
-            if not is_king:
+            if not is_king and whole is not None and whole[j]:
+                mean = (length[j] + length[others]) / 2
+                near &= ((along > 0) & (along - mean < JOKER_WHOLE_LETTER_GAP * mean)
+                         & (np.abs(across) < JOKER_WHOLE_TAIL_ACROSS * length[j]))
+            elif not is_king:
                 near &= ((along > 0) & (along < JOKER_TAIL_ALONG * length[j])
                          & (np.abs(across) < JOKER_TAIL_ACROSS * length[j]))
             else:
@@ -1491,7 +1499,7 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
     whole = [c for c in cards if c.fully_visible and len(c.corner_ids) >= 2
-             and all(sure[m] for m in c.corner_ids)]
+             and any(sure[m] for m in c.corner_ids)]
     if centres is not None:
         # a card with another sure corner on its face is two cards paired by mistake
         others = np.flatnonzero(sure)

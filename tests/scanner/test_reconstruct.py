@@ -1298,6 +1298,16 @@ def test_a_jokers_two_corners_boxed_to_different_lengths_are_one_card():
     assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
 
 
+@pytest.mark.parametrize("along, across", [(1.0, 0.0), (1.2, 0.1)])
+def test_the_lower_half_of_a_whole_jokers_word_further_on_is_not_a_second_joker(along, across):
+    corners, _ = read(column(["5H", "5S", "5D", "JK"], 1000, 1900))
+    top = min(np.flatnonzero(corners.class_ids == CLASS_ID["JK"]), key=lambda j: corners.boxes[j, 1])
+    with_tail = _with_letter_k(corners, top, along=along, across=across, rank="JK")
+    assert joker_letters(with_tail).sum() == 0  # not by its place alone
+    reading = read_table(with_tail, (W, H))
+    assert team_melds(reading, 0) == [["5", "5", "5", "JK"]]
+
+
 @pytest.mark.parametrize("step", [0.22, 0.3])
 def test_two_jokers_in_a_column_are_two_cards(step):
     corners, reading = read(column(["5H", "5S", "5D", "JK", "JK"], 1000, 1900, step=step))
