@@ -1358,27 +1358,27 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
-    if (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any():
-        # a K further on under a joker is its word's letter only if the joker is whole
-        # (read with the candidates too: a whole joker's second index is often unsure)
-        lowest = min_confidence if supported_confidence is None else supported_confidence
-        cards, _, _, _, _ = _read_cards(
-            corners, np.flatnonzero((corners.confidence >= lowest) & ~letters),
-            image_size, geo)
-        whole = np.zeros(len(corners), bool)
-        for card in cards:
-            if card.rank == "JK" and len(card.corner_ids) >= 2:
-                whole[card.corner_ids] = True
-        letters |= joker_letters(corners, whole)
-    used = (corners.confidence >= min_confidence) & ~letters
+    # a K (or JK) further on under a joker is its word's letter only if the joker is whole:
+    # which jokers are whole shows in a first reading with the unsure corners too (a whole
+    # joker's second index is often unsure), the reading that also finds supported corners
+    maybe_letters = (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any()
     floor = min_confidence if supported_confidence is None else supported_confidence
+    used = (corners.confidence >= min_confidence) & ~letters
     candidates = (corners.confidence >= floor) & ~used & ~letters
-    if candidates.any() and used.any():
-        # a first reading with every candidate shows which of them the sure corners support
+    if (candidates.any() or maybe_letters) and used.any():
         cards, stacks, typical_h, seen_geo, _ = _read_cards(
             corners, np.flatnonzero(used | candidates), image_size, geo)
-        used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
-                                seen_geo.aspect)] = True
+        if maybe_letters:
+            whole = np.zeros(len(corners), bool)
+            for card in cards:
+                if card.rank == "JK" and len(card.corner_ids) >= 2:
+                    whole[card.corner_ids] = True
+            letters |= joker_letters(corners, whole)
+            used &= ~letters
+        if candidates.any():
+            used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
+                                    seen_geo.aspect)] = True
+            used &= ~letters
     unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
@@ -1503,9 +1503,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     if centres is not None:
         # a card with another sure corner on its face is two cards paired by mistake
         others = np.flatnonzero(sure)
-        whole = [c for c in whole if not any(
-            _inside_card(centres[m], c, card_h, aspect) for m in others
-            if m not in c.corner_ids)]
+        whole = [c for c in whole if not _inside_card(
+            centres[np.setdiff1d(others, c.corner_ids)], c, card_h, aspect).any()]
     for stack in stacks:
         held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
@@ -1523,9 +1522,9 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             card = cards[i]
             if card.rank != rank and not card.is_wild:
                 continue
-            if centres is not None and any(_inside_card(centres[m], w, card_h, aspect)
-                                           for m in card.corner_ids for w in whole
-                                           if w.rank != card.rank):
+            if centres is not None and any(
+                    _inside_card(centres[card.corner_ids], w, card_h, aspect).any()
+                    for w in whole if w.rank != card.rank):
                 continue
             centre = np.asarray(card.center)
             # the whole line, else its four cards nearest the card (a stack may join a
@@ -1544,13 +1543,12 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 INSIDE_MARGIN = 0.05
 
 
-def _inside_card(point: np.ndarray, card: CardReading, card_h: float, aspect: float) -> bool:
-    """Whether `point` lies on `card`'s face, clear of its edges."""
+def _inside_card(points: np.ndarray, card: CardReading, card_h: float, aspect: float) -> np.ndarray:
+    """Which of `points` (N, 2) lie on `card`'s face, clear of its edges."""
     up, right = _unit_vectors(np.array([card.angle]))
-    rel = np.asarray(point, float) - np.asarray(card.center, float)
-    along, across = abs(float(rel @ up[0])), abs(float(rel @ right[0]))
-    return (along < (0.5 - INSIDE_MARGIN) * card_h
-            and across < (0.5 * aspect - INSIDE_MARGIN) * card_h)
+    rel = np.asarray(points, float).reshape(-1, 2) - np.asarray(card.center, float)
+    return ((np.abs(rel @ up[0]) < (0.5 - INSIDE_MARGIN) * card_h)
+            & (np.abs(rel @ right[0]) < (0.5 * aspect - INSIDE_MARGIN) * card_h))
 
 
 def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
