@@ -420,10 +420,10 @@ def _same_print(corners: Corners) -> np.ndarray:
     # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
     # indices pair on ground truth).
     side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
-    alike = np.abs(np.log(side[:, None] / side[None, :])) < math.log(1.6)
+    ratio = np.abs(np.log(side[:, None] / side[None, :]))
     joker = corners.class_ids == INDEX_CLASSES.index("JK")
-    return alike | (joker[:, None] & joker[None, :]
-                    & (np.abs(np.log(side[:, None] / side[None, :])) < math.log(JOKER_PRINT_RATIO)))
+    return (ratio < math.log(1.6)) | (joker[:, None] & joker[None, :]
+                                      & (ratio < math.log(JOKER_PRINT_RATIO)))
 
 
 def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
