@@ -274,7 +274,8 @@ class OnnxDetector:
         """
         if len(boxes) == 0:
             return np.zeros((0, len(self.classes)), np.float32), np.zeros(0, np.float32)
-        crops = crop_indices(_as_rgb(rgb), boxes, self.crop_size, self.crop_margin)
+        rgb = _as_rgb(rgb)
+        crops = crop_indices(rgb, boxes, self.crop_size, self.crop_margin)
         probs, back = self._read_views(crops, (0,))
         extra = tuple(k for k in self.reader_turns if k != 0)
         unsure = np.flatnonzero(probs[0, :, :len(INDEX_CLASSES)].max(axis=1) < self.reread_below)
@@ -286,7 +287,7 @@ class OnnxDetector:
             back[0, unsure] = np.arctan2(sin, cos)
         angles = np.degrees(back[0]) % 360
         if self.six_nine_margin > 0:
-            self._six_or_nine(_as_rgb(rgb), boxes, probs[0], angles)
+            self._six_or_nine(rgb, boxes, probs[0], angles)
         return probs[0].astype(np.float32), angles.astype(np.float32)
 
     def _six_or_nine(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,

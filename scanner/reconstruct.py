@@ -1319,28 +1319,24 @@ def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarr
             continue
         up, right = _unit_vectors(np.array([corners.angle[j]]))
         length = np.abs(size @ up[0])  # each box's extent along the joker's card
-        for others, is_king in ((kings, True), (jokers, False)):
+        is_whole = whole is not None and bool(whole[j])
+        # (others, nearest along, farthest along unless whole, farthest aside) in its lengths
+        for others, lo, hi, aside in (
+                (kings, JOKER_LETTER_ALONG[0], JOKER_LETTER_ALONG[1], JOKER_LETTER_ACROSS),
+                (jokers, 0.0, JOKER_TAIL_ALONG,
+                 JOKER_WHOLE_TAIL_ACROSS if is_whole else JOKER_TAIL_ACROSS)):
             if not len(others):
                 continue
             d = centres[others] - centres[j]
             along, across = -(d @ up[0]), d @ right[0]
             turn = _angle_diff(corners.angle[others], corners.angle[j])
-            near = ~(turn >= JOKER_LETTER_TURN)
-            if not is_king and whole is not None and whole[j]:
+            if is_whole:  # on, up to a gap after the joker's box (not a fixed distance)
                 mean = (length[j] + length[others]) / 2
-                near &= ((along > 0) & (along - mean < JOKER_WHOLE_LETTER_GAP * mean)
-                         & (np.abs(across) < JOKER_WHOLE_TAIL_ACROSS * length[j]))
-            elif not is_king:
-                near &= ((along > 0) & (along < JOKER_TAIL_ALONG * length[j])
-                         & (np.abs(across) < JOKER_TAIL_ACROSS * length[j]))
+                far = along - mean < JOKER_WHOLE_LETTER_GAP * mean
             else:
-                near &= (along > JOKER_LETTER_ALONG[0] * length[j]) & (
-                    np.abs(across) < JOKER_LETTER_ACROSS * length[j])
-                if whole is not None and whole[j]:
-                    mean = (length[j] + length[others]) / 2
-                    near &= along - mean < JOKER_WHOLE_LETTER_GAP * mean
-                else:
-                    near &= along < JOKER_LETTER_ALONG[1] * length[j]
+                far = along < hi * length[j]
+            near = ((along > lo * length[j]) & far & (np.abs(across) < aside * length[j])
+                    & ~(turn >= JOKER_LETTER_TURN))
             out[others[near]] = True
     return out
 
