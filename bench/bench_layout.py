@@ -168,6 +168,16 @@ def _model_key(model_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def cache_name(photo: Path, turn: int = 0) -> str:
+    """File name of a photo's cached corners: its folder, name and a hash of its bytes.
+
+    Scene folders of different builds share names (every build has a `val/scene_000008.jpg`),
+    and a folder rebuilt with another engine keeps them: only the bytes tell photos apart.
+    """
+    digest = hashlib.sha1(photo.read_bytes()).hexdigest()[:10]
+    return f"{photo.parent.name}-{photo.stem}-{digest}{f'-t{90 * turn}' if turn else ''}.npz"
+
+
 def _load_cached(path: Path) -> Corners:
     with np.load(path) as z:
         return Corners(z["boxes"], z["class_ids"], z["confidence"], z["angle"], z["rank_confidence"])
@@ -187,7 +197,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
         cached = None
         if cache is not None:
-            cached = cache / f"{photo.parent.name}-{photo.stem}{f'-t{90 * turn}' if turn else ''}.npz"
+            cached = cache / cache_name(photo, turn)
             if cached.is_file():
                 return _load_cached(cached)
         src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
