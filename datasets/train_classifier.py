@@ -116,6 +116,46 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return crops, np.asarray(labels, np.int64), np.asarray(angles, np.float32)
 
 
+def mine_negatives(scene_dir: Path, out: Path, models: Path | None, max_scenes: int,
+                   min_score: float = 0.2, max_iou: float = 0.1, seed: int = 0,
+                   crop_size: int = CROP_SIZE, crop_margin: float = CROP_MARGIN,
+                   detector=None) -> Path:
+    """Cache the detector's own false boxes on rendered scenes as "none" crops.
+
+    The reader's second job is to drop what the detector wrongly proposes (court pictures,
+    pips, card edges, the lower letters of a JOKER); random boxes on cards teach that only
+    loosely. Every box of `models`' detector with a score of at least `min_score` that
+    overlaps no printed index (IoU under `max_iou` with every index box, covered ones too)
+    is cut out exactly as the runtime cuts it (decoded at the runtime's size). `detector`
+    (anything with `locate` and `decode_long_side`) replaces the one loaded from `models`.
+    """
+    from scanner.detector import OnnxDetector
+    from scanner.imageio import load_photo
+
+    if detector is None:
+        detector = OnnxDetector(models, conf=min_score, threads=1)
+    files = scene_files(scene_dir)
+    files = [files[i] for i in sorted(np.random.default_rng(seed).permutation(len(files))[: max_scenes or None])]
+    t0 = time.time()
+    crops = []
+    for f in files:
+        scene = json.loads(f.read_text())
+        photo = load_photo(f.with_name(scene["image"]["file"]), long_side=detector.decode_long_side)
+        boxes, _scores = detector.locate(photo.rgb)
+        printed = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
+                           np.float32).reshape(-1, 4) * photo.scale
+        false = [b for b in boxes if not len(printed) or box_iou(b, printed).max() < max_iou]
+        if false:
+            crops.append(crop_indices(photo.rgb, np.asarray(false, np.float32), crop_size, crop_margin))
+    crops = np.concatenate(crops) if crops else np.zeros((0, crop_size, crop_size, 3), np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=crops, labels=np.full(len(crops), NONE_ID, np.int64),
+             angles=np.full(len(crops), np.nan, np.float32))
+    print(f"{out.name}: {len(crops)} false detector boxes from {len(files)} scenes "
+          f"in {time.time() - t0:.0f} s", flush=True)
+    return out
+
+
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
                 seed: int, jobs: int, bare_glyph: float = 0.0, crop_size: int = CROP_SIZE,
                 crop_margin: float = CROP_MARGIN) -> Path:
@@ -240,7 +280,14 @@ def evaluate(model, crops: np.ndarray, labels: np.ndarray, angles: np.ndarray) -
             "quarter_turn_acc": float((err < 45).mean())}
 
 
-def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
+def load_crops(paths: Path | list[Path]) -> dict[str, np.ndarray]:
+    """Crops, labels and angles of one crop file or of several, concatenated in order (a
+    file listed twice counts twice)."""
+    parts = [np.load(p) for p in ([paths] if isinstance(paths, Path) else paths)]
+    return {k: np.concatenate([z[k] for z in parts]) for k in ("crops", "labels", "angles")}
+
+
+def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
           lr: float = 3e-3, init: Path | None = None) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
@@ -250,7 +297,7 @@ def train(train_npz: Path, val_npz: Path, epochs: int, seed: int, threads: int,
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(seed)
-    tr, va = np.load(train_npz), np.load(val_npz)
+    tr, va = load_crops(train_npz), np.load(val_npz)
     x_all = torch.from_numpy(tr["crops"]).permute(0, 3, 1, 2).contiguous()
     y_all = torch.from_numpy(tr["labels"])
     a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
@@ -363,18 +410,43 @@ def main(argv: list[str] | None = None) -> int:
                     help="crop side as a multiple of the box's longer side (detector.json)")
     ap.add_argument("--bare-glyph", type=float, default=0.0,
                     help="share of train cards whose pip under the rank is erased (datasets/glyphs.py)")
+    ap.add_argument("--mine-negatives", type=Path, metavar="MODELS",
+                    help="also cut the false boxes of this models folder's detector on the train "
+                         "scenes as 'none' crops (CACHE/negatives.npz, see mine_negatives)")
+    ap.add_argument("--negative-scenes", type=int, default=500, help="scenes to mine (default 500)")
+    ap.add_argument("--negatives-repeat", type=int, default=5,
+                    help="times each cache's negatives.npz is listed in the training set (default 5)")
+    ap.add_argument("--also", type=Path, nargs="*", default=[], metavar="CACHE",
+                    help="more crop caches (same geometry) whose train.npz and negatives.npz "
+                         "are trained on too, e.g. crops of the relettered scenes")
+    ap.add_argument("--val-cache", type=Path, help="read val.npz from this cache instead")
+    ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
     args = ap.parse_args(argv)
 
-    tr_npz, va_npz = args.cache / "train.npz", args.cache / "val.npz"
-    check_cache_geometry(args.cache, args.crop_size, args.crop_margin)
+    tr_npz, neg_npz = args.cache / "train.npz", args.cache / "negatives.npz"
+    va_npz = (args.val_cache or args.cache) / "val.npz"
+    for cache in (args.cache, *args.also, *([args.val_cache] if args.val_cache else [])):
+        check_cache_geometry(cache, args.crop_size, args.crop_margin)
     if not tr_npz.exists():
         build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
                     args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin)
+    if args.mine_negatives and not neg_npz.exists():
+        mine_negatives(args.scenes / "train", neg_npz, args.mine_negatives, args.negative_scenes,
+                       seed=args.seed, crop_size=args.crop_size, crop_margin=args.crop_margin)
     if not va_npz.exists():
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
         build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs,
                     crop_size=args.crop_size, crop_margin=args.crop_margin)
-    model, history = train(tr_npz, va_npz, args.epochs, args.seed, args.threads,
+    if args.crops_only:
+        return 0
+    parts = []
+    for cache in (args.cache, *args.also):
+        if not (cache / "train.npz").exists():
+            raise SystemExit(f"{cache} has no train.npz (cut it first with --crops-only)")
+        parts.append(cache / "train.npz")
+        if (cache / "negatives.npz").exists():
+            parts += [cache / "negatives.npz"] * args.negatives_repeat
+    model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
     export(model, args.models / "classifier.onnx", args.crop_size)

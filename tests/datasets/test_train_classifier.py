@@ -12,7 +12,7 @@ from magenta_deck import GEOM, synthetic_bank
 
 from datasets import build, train_classifier
 from datasets.scene import SceneParams
-from scanner.detector import CROP_MARGIN, CROP_SIZE
+from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
 
 
 def _magenta_scene(tmp_path: Path) -> Path:
@@ -57,3 +57,53 @@ def test_an_unrecorded_cache_is_the_old_geometry(tmp_path: Path):
     train_classifier.check_cache_geometry(cache, CROP_SIZE, CROP_MARGIN)
     with pytest.raises(SystemExit, match=f"{CROP_SIZE} px at {CROP_MARGIN}x"):
         train_classifier.check_cache_geometry(cache, 48, 1.7)
+
+
+
+class _Proposals:
+    """A stand-in detector: one box on a printed index, one in a bare corner of the photo."""
+
+    decode_long_side = 1600
+
+    def __init__(self, scene: dict) -> None:
+        self.scene = scene
+
+    def printed(self, rgb: np.ndarray) -> np.ndarray:
+        s = rgb.shape[1] / self.scene["image"]["width"]
+        return np.array([i["box"] for c in self.scene["cards"] for i in c.get("indices", [])],
+                        np.float32) * s
+
+    def locate(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        on = self.printed(rgb)[0]
+        corner = np.array([2, 2, 2 + on[2] - on[0], 2 + on[3] - on[1]], np.float32)
+        return np.stack([on, corner]), np.ones(2, np.float32)
+
+
+def test_mined_negatives_are_the_detector_boxes_off_every_index(tmp_path: Path):
+    from scanner.imageio import load_photo
+
+    scene_path = _magenta_scene(tmp_path)
+    stub = _Proposals(json.loads(scene_path.read_text()))
+    rgb = load_photo(scene_path.with_name(stub.scene["image"]["file"]), long_side=1600).rgb
+    on, corner = stub.locate(rgb)[0]
+    assert box_iou(corner, stub.printed(rgb)).max() == 0  # the scene leaves that corner bare
+    out = train_classifier.mine_negatives(scene_path.parent, tmp_path / "hn.npz", None, 0, detector=stub)
+    mined = np.load(out)
+    # the box on the index is not a negative; the corner's is, cut as the runtime cuts it
+    assert len(mined["crops"]) == 1
+    assert (mined["crops"][0] == crop_indices(rgb, corner[None])[0]).all()
+    assert (mined["labels"] == train_classifier.NONE_ID).all() and np.isnan(mined["angles"]).all()
+
+
+def test_crops_only_cuts_crops_and_the_detectors_false_boxes(tmp_path: Path):
+    scene_path = _magenta_scene(tmp_path)
+    cache = tmp_path / "crops"
+    models = Path(__file__).resolve().parents[2] / "models"
+    assert train_classifier.main(["--scenes", str(scene_path.parent.parent), "--cache", str(cache),
+                                  "--mine-negatives", str(models), "--negative-scenes", "1",
+                                  "--max-scenes", "1", "--jobs", "1", "--crops-only"]) == 0
+    negatives = np.load(cache / "negatives.npz")
+    assert (negatives["labels"] == train_classifier.NONE_ID).all()
+    both = train_classifier.load_crops([cache / "train.npz", cache / "negatives.npz", cache / "negatives.npz"])
+    assert len(both["labels"]) == len(np.load(cache / "train.npz")["labels"]) + 2 * len(negatives["labels"])
+    assert (cache / "val.npz").exists()
