@@ -150,7 +150,7 @@ class OnnxDetector:
             if not p.is_file():
                 raise ModelNotFound(f"model file {p} is missing")
         if threads is None:
-            threads = int(os.environ.get("CANASTA_THREADS", "0")) or min(os.cpu_count() or 1, 4)
+            threads = int(os.environ.get("CANASTA_THREADS") or 0) or min(os.cpu_count() or 1, 4)
         self._det = _session(det_path, threads)
         self._cls = _session(cls_path, threads, spin=False)
         self._det_input = self._det.get_inputs()[0].name

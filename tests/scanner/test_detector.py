@@ -368,3 +368,10 @@ def test_the_wider_look_can_keep_a_six_and_is_off_at_zero() -> None:
         _six_nine_reader(d, wide_nine=0.9, calls=calls)
         d.read(rgb, boxes)
         assert calls == [(1, (0,))] + looks
+
+
+def test_an_empty_thread_setting_means_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `CANASTA_THREADS= canasta-scan ...` (set but empty) once failed with int('')
+    monkeypatch.setenv("CANASTA_THREADS", "")
+    detector = OnnxDetector(MODELS_DIR)
+    assert len(detector.detect(np.zeros((64, 64, 3), np.uint8))) == 0
