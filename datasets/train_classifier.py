@@ -46,6 +46,12 @@ def rank_class(item: dict) -> int | None:
     return None
 
 
+def printed_boxes(scene: dict, scale: float = 1.0) -> np.ndarray:
+    """Every printed index box of a scene, covered ones too (xyxy, times `scale`)."""
+    return np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
+                    dtype=np.float32).reshape(-1, 4) * scale
+
+
 def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
     from PIL import Image
@@ -67,8 +73,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
                            bare_glyph, scale=s)
     items = index_boxes(scene, MIN_VISIBLE)
-    all_boxes = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
-                         dtype=np.float32).reshape(-1, 4) * s
+    all_boxes = printed_boxes(scene, s)
     boxes, labels, angles = [], [], []
     for it in items:
         cid = rank_class(it)
@@ -142,8 +147,7 @@ def mine_negatives(scene_dir: Path, out: Path, models: Path | None, max_scenes: 
         scene = json.loads(f.read_text())
         photo = load_photo(f.with_name(scene["image"]["file"]), long_side=detector.decode_long_side)
         boxes, _scores = detector.locate(photo.rgb)
-        printed = np.array([ind["box"] for c in scene["cards"] for ind in c.get("indices", [])],
-                           np.float32).reshape(-1, 4) * photo.scale
+        printed = printed_boxes(scene, photo.scale)
         false = [b for b in boxes if not len(printed) or box_iou(b, printed).max() < max_iou]
         if false:
             crops.append(crop_indices(photo.rgb, np.asarray(false, np.float32), crop_size, crop_margin))

@@ -59,7 +59,6 @@ def test_an_unrecorded_cache_is_the_old_geometry(tmp_path: Path):
         train_classifier.check_cache_geometry(cache, 48, 1.7)
 
 
-
 class _Proposals:
     """A stand-in detector: one box on a printed index, one in a bare corner of the photo."""
 
