@@ -1470,7 +1470,7 @@ TABLE_STEP_FIT = 0.15
 
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
                        card_h: float, centres: np.ndarray | None = None,
-                       aspect: float = 0.71) -> list[int]:
+                       aspect: float = CardGeometry.aspect) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
@@ -1494,13 +1494,14 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     """
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
-    whole = [c for c in cards if c.fully_visible and len(c.corner_ids) >= 2
-             and any(sure[m] for m in c.corner_ids)]
+    whole: list[CardReading] = []
     if centres is not None:
         # a card with another sure corner on its face is two cards paired by mistake
         others = np.flatnonzero(sure)
-        whole = [c for c in whole if not _inside_card(
-            centres[np.setdiff1d(others, c.corner_ids)], c, card_h, aspect).any()]
+        whole = [c for c in cards if c.fully_visible and len(c.corner_ids) >= 2
+                 and any(sure[m] for m in c.corner_ids)
+                 and not _inside_card(centres[np.setdiff1d(others, c.corner_ids)],
+                                      c, card_h, aspect).any()]
     for stack in stacks:
         held = [i for i in stack if any(sure[m] for m in cards[i].corner_ids)]
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
@@ -1518,9 +1519,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             card = cards[i]
             if card.rank != rank and not card.is_wild:
                 continue
-            if centres is not None and any(
-                    _inside_card(centres[card.corner_ids], w, card_h, aspect).any()
-                    for w in whole if w.rank != card.rank):
+            if any(_inside_card(centres[card.corner_ids], w, card_h, aspect).any()
+                   for w in whole if w.rank != card.rank):
                 continue
             centre = np.asarray(card.center)
             # the whole line, else its four cards nearest the card (a stack may join a
