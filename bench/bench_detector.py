@@ -289,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the sideways-photo re-pass (1 on, 0 off)")
     ap.add_argument("--six-nine-margin", type=float, default=None,
                     help="override the wider reread of 6/9 crops (its crop margin; 0 = off)")
+    ap.add_argument("--fine-below", type=float, default=None,
+                    help="override the small-index pass trigger (median sure box side, px; 0 = off)")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -306,12 +308,14 @@ def main(argv: list[str] | None = None) -> int:
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
                             reader_turns=turns, long_sides=sides, reread_below=args.reread_below,
                             upright=None if args.upright is None else bool(args.upright),
-                            six_nine_margin=args.six_nine_margin)
+                            six_nine_margin=args.six_nine_margin, fine_below=args.fine_below)
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
     report["upright"] = detector.upright
     report["six_nine_margin"] = detector.six_nine_margin
+    report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
+                      "max_side": detector.fine_max_side}
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)

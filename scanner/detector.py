@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -138,7 +139,8 @@ class OnnxDetector:
                  reader_turns: tuple[int, ...] | None = None,
                  reread_below: float | None = None,
                  upright: bool | None = None,
-                 six_nine_margin: float | None = None) -> None:
+                 six_nine_margin: float | None = None,
+                 fine_below: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -180,6 +182,13 @@ class OnnxDetector:
         # which way the card lies; 0 = off. See `_six_or_nine`.
         self.six_nine_margin = float(six_nine_margin if six_nine_margin is not None
                                      else run.get("six_nine_margin", 0.0))
+        # Small indices: when the sure boxes of the finest pass are under `fine_below`
+        # pixels (median long side), one more pass runs with them `fine_target` pixels
+        # tall, from the full-resolution photo when the decode was reduced, its long side
+        # at most `fine_max_side`; 0 = off. See `_fine_scale`.
+        self.fine_below = float(fine_below if fine_below is not None else run.get("fine_below", 0.0))
+        self.fine_target = float(run.get("fine_target", 24.0))
+        self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -245,12 +254,53 @@ class OnnxDetector:
         return (np.concatenate([b for b, _ in found]).astype(np.float32).reshape(-1, 4),
                 np.concatenate([s for _, s in found]).astype(np.float32))
 
-    def locate(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores."""
-        rgb = _as_rgb(rgb)
-        boxes, scores = self._locate(rgb, self._scales(*rgb.shape[:2]))
-        keep = non_max_suppression(boxes, scores, self.iou)
-        return boxes[keep], scores[keep]
+    def locate(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores; `full`
+        gives the photo at full resolution when `rgb` is a reduced decode (`detect`)."""
+        boxes, scores, _, _, _ = self._find(_as_rgb(rgb), full, upright=False)
+        return boxes, scores
+
+    def _fine_scale(self, boxes: np.ndarray, scores: np.ndarray, scales: list[float]) -> float:
+        """Scale (of `rgb`) of the extra pass for small indices, or 0 for none.
+
+        Judged on the finest pass's `boxes` (in `rgb` pixels): with at least
+        `FINE_MIN_SURE` sure ones (score >= `SIDEWAYS_SURE`) whose median long side, in
+        that pass's pixels, is under `fine_below`, the pass brings that median to
+        `fine_target` (`_fine_pass` caps it). Held-out test photos
+        whose indices are 10-14 px at 1,600 px (a bare rank glyph, no pip under it, on a
+        3,300 px photo) lost a sixth of them; see models/MODEL_CARD.md.
+        """
+        if self.fine_below <= 0 or not scales or not len(boxes):
+            return 0.0
+        sure = boxes[scores >= SIDEWAYS_SURE]
+        if len(sure) < FINE_MIN_SURE:
+            return 0.0
+        side = float(np.median(np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])))
+        if side * scales[0] >= self.fine_below:
+            return 0.0
+        return scales[0] * self.fine_target / max(side * scales[0], 1.0)
+
+    def _fine_pass(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None,
+                   scale: float) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Boxes (`rgb` pixels) and scores of the small-index pass at `scale` of `rgb`, and
+        whether it ran on `full()` (taken where `rgb` has too few pixels). Never past the
+        photo's own resolution (a reduced decode's full pixels, or `max_upscale`) nor a
+        long side of `fine_max_side`; not run unless at least 1.2x the finest pass."""
+        empty = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
+        if scale <= 0:
+            return (*empty, False)
+        scale = min(scale, self.fine_max_side / max(rgb.shape[:2]))
+        if full is None or scale <= 1.0:
+            scale = min(scale, max(1.0, self.max_upscale))
+        if scale < 1.2 * self._scales(*rgb.shape[:2])[0]:
+            return (*empty, False)
+        if full is None or scale <= 1.0:
+            return (*self._run_pass(rgb, scale), False)
+        src = full()
+        f = src.shape[1] / rgb.shape[1]  # full pixels per `rgb` pixel
+        boxes, scores = self._run_pass(src, min(scale / f, 1.0))
+        return boxes / f, scores, True
 
     def _read_views(self, crops: np.ndarray, turns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Class probabilities (len(turns), N, classes) and directions (len(turns), N, radians)
@@ -335,33 +385,45 @@ class OnnxDetector:
         probs, back = self._read_views(crops, (0,))
         return quarter_turn_upright(probs[0], scores[keep], np.degrees(back[0]) % 360)
 
-    def _locate_upright(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-        """`locate` with the sideways check: merged boxes, scores, the quarter turns (0, 1
-        or 3) of the photo their crops are to be read in, and that photo.
+    def _find(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None, upright: bool
+              ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, Callable[[], np.ndarray] | None]:
+        """Merged boxes (`rgb` pixels) and scores of all passes; the quarter turns (0, 1 or
+        3) of the photo their crops are to be read in and that photo (`view`); and, when
+        the small-index pass ran from the full-resolution photo, a callable giving `view`
+        at that resolution (small indices are read there), else None.
 
-        The finest pass is judged first; a photo that is not turned gets the passes and the
-        NMS of `locate`, the same boxes. A turned photo gets every pass again, turned, and
-        one NMS over all of them (the first pass's boxes included).
+        The finest pass runs first. With `upright`, its sure corners are read: if most
+        point sideways, every pass runs again on the photo turned a quarter and one NMS
+        takes all boxes (the first pass's too); otherwise the other passes run on `rgb`
+        and the boxes are those of `locate`.
         """
         scales = self._scales(*rgb.shape[:2])
         raw, raw_scores = self._locate(rgb, scales[:1])
-        turn = self._sideways_turn(rgb, raw, raw_scores)
-        view = rgb
+        turn = self._sideways_turn(rgb, raw, raw_scores) if upright else 0
+        fine_scale = self._fine_scale(raw, raw_scores, scales)
+        view, view_full = rgb, full
         if turn:
             view = np.ascontiguousarray(np.rot90(rgb, turn))
+            if full is not None:
+                view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
             more, more_scores = self._locate(view, scales)
-            # turning the turned image the rest of the way round maps its boxes back
-            more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
         else:
             more, more_scores = self._locate(rgb, scales[1:])
+        fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale)
+        more, more_scores = np.concatenate([more, fine]), np.concatenate([more_scores, fine_scores])
+        if turn:  # turning the turned image the rest of the way round maps its boxes back
+            more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
         boxes = np.concatenate([raw, more])
         scores = np.concatenate([raw_scores, more_scores])
         keep = non_max_suppression(boxes, scores, self.iou)
-        return boxes[keep], scores[keep], turn, view
+        return boxes[keep], scores[keep], turn, view, view_full if sharp else None
 
-    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
+               full: Callable[[], np.ndarray] | None = None) -> Corners:
         """Rank corners in `rgb` (H,W,3 uint8 RGB), boxes in its pixels, confidence at
         least `min_confidence` (default: the run-time gate `self.min_confidence`).
+        `full`, when `rgb` is a reduced decode, gives the photo's full-resolution pixels
+        for the small-index pass (`_fine_scale`); it is called only if that pass runs.
 
         With `upright` on, the first (finest) pass is read before the others: if most of
         its sure corners point sideways, the remaining passes run on the photo turned a
@@ -370,16 +432,17 @@ class OnnxDetector:
         """
         rgb = _as_rgb(rgb)
         with self._lock:
-            if not self.upright:
-                boxes, det_scores = self.locate(rgb)
-                probs, angles = self.read(rgb, boxes)
+            boxes, det_scores, turn, view, sharp = self._find(rgb, full, self.upright)
+            # a turned photo's crops are read turned, where their cards stand up or upside
+            # down as in the photos the reader reads best (a sideways 6 is often read 9); a
+            # direction read there is turned back with the photo
+            view_boxes = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
+            if sharp is not None:  # small indices: cut from the full-resolution pixels
+                src = sharp()
+                probs, angles = self.read(src, view_boxes * (src.shape[1] / view.shape[1]))
             else:
-                boxes, det_scores, turn, view = self._locate_upright(rgb)
-                # a turned photo's crops are read turned, where their cards stand up or
-                # upside down as in the photos the reader reads best (a sideways 6 is
-                # often read 9); a direction read there is turned back with the photo
-                probs, angles = self.read(view, turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn))
-                angles = (angles + 90.0 * turn) % 360
+                probs, angles = self.read(view, view_boxes)
+            angles = (angles + 90.0 * turn) % 360
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
@@ -397,6 +460,8 @@ class OnnxDetector:
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
 SIDEWAYS_MIN_SURE = 4
+# The small-index pass is judged on at least this many sure boxes of the finest pass.
+FINE_MIN_SURE = 4
 
 
 def quarter_turn_upright(probs: np.ndarray, scores: np.ndarray, angles: np.ndarray,
@@ -463,7 +528,11 @@ def detect_corners(src: str | os.PathLike | bytes | Photo, detector: Detector | 
     else:
         long_side = getattr(detector, "decode_long_side", None)
         photo = load_photo(src, max_pixels=max_pixels, max_bytes=max_bytes, long_side=long_side)
-    corners = detector.detect(photo.rgb, min_confidence=min_confidence)
+    if isinstance(detector, OnnxDetector):
+        full = photo.full_rgb if photo.scale < 1.0 else None
+        corners = detector.detect(photo.rgb, min_confidence=min_confidence, full=full)
+    else:
+        corners = detector.detect(photo.rgb, min_confidence=min_confidence)
     if photo.scale != 1.0:
         corners = corners.scaled(1 / photo.scale)
     return corners, photo

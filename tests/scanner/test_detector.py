@@ -375,3 +375,99 @@ def test_an_empty_thread_setting_means_the_default(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CANASTA_THREADS", "")
     detector = OnnxDetector(MODELS_DIR)
     assert len(detector.detect(np.zeros((64, 64, 3), np.uint8))) == 0
+
+
+# ------------------------------------------------------------------ the small-index pass
+
+def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> None:
+    """Stub the detector's passes: the finest returns six sure boxes `first_side` pixels
+    long (in the pass's pixels), the others nothing; each pass is recorded as (source
+    width, scale)."""
+    def run_pass(img: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        passes.append((img.shape[1], round(scale, 3)))
+        if len(passes) > 1:
+            n = 2 if len(passes) == 3 else 0  # the small-index pass (third) finds two
+            boxes = np.tile(np.array([[100, 100, 100 + 24, 100 + 24]], np.float32), (n, 1))
+            boxes[:, :2] += np.arange(n)[:, None] * 350
+            boxes[:, 2:] += np.arange(n)[:, None] * 350
+            return boxes / scale, np.full(n, 0.8, np.float32)
+        x = np.arange(6, dtype=np.float32)[:, None] * 100
+        boxes = np.c_[x, x, x + first_side, x + first_side].astype(np.float32)
+        return boxes / scale, np.full(6, 0.9, np.float32)
+    det._run_pass = run_pass
+
+
+def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
+    det = OnnxDetector(fine_below=16)  # target 24 px, long side at most 3,200
+    rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
+    full_px = np.zeros((2400, 3200, 3), np.uint8)
+    decoded: list = []
+
+    def full() -> np.ndarray:
+        decoded.append(1)
+        return full_px
+
+    passes: list = []
+    _recording_passes(det, 10, passes)
+    boxes, scores, turn, view, sharp = det._find(rgb, full, upright=False)
+    # 10 px indices want 2.4x; the long side caps that at 2x, which is the full photo at 1:1
+    assert passes == [(1600, 1.0), (1600, 0.7), (3200, 1.0)]
+    assert decoded == [1] and sharp is full and turn == 0 and view is rgb
+    # the fine pass's boxes come back in `rgb` pixels (half the full photo's)
+    assert [100 / 2, 100 / 2, 124 / 2, 124 / 2] in boxes.tolist() and len(boxes) == 8
+
+
+def test_no_finer_pass_for_large_indices_or_when_off() -> None:
+    def never() -> np.ndarray:
+        raise AssertionError("the full photo must not be decoded")
+
+    rgb = np.zeros((1200, 1600, 3), np.uint8)
+    for fine_below, side in ((16, 20), (0, 10)):
+        det = OnnxDetector(fine_below=fine_below)
+        passes: list = []
+        _recording_passes(det, side, passes)
+        *_, sharp = det._find(rgb, never, upright=False)
+        assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None
+
+
+def test_finer_pass_never_enlarges_past_the_photo() -> None:
+    det = OnnxDetector(fine_below=16)
+    # decoded at full size already (no `full`): the pass can only go up to 1:1
+    small = np.zeros((1200, 1600, 3), np.uint8)
+    passes: list = []
+    _recording_passes(det, 10, passes)
+    *_, sharp = det._find(small, None, upright=False)
+    assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None  # first pass is 1:1
+    big = np.zeros((2400, 3200, 3), np.uint8)  # passes at 0.5 and 0.35 of it
+    passes.clear()
+    *_, sharp = det._find(big, None, upright=False)
+    assert passes == [(3200, 0.5), (3200, 0.35), (3200, 1.0)] and sharp is None
+
+
+def test_small_indices_of_a_big_photo_are_found(scene) -> None:
+    """The fixture table, its indices 26 px tall, in the middle of a 3,500 px photo of an
+    empty table: at 1,600 px they are 12 px, under what the detector finds reliably; the
+    small-index pass reads them from the full photo."""
+    src = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    h, w = src.shape[:2]
+    canvas = np.empty((2625, 3500, 3), np.uint8)
+    canvas[:] = np.median(np.r_[src[:8].reshape(-1, 3), src[-8:].reshape(-1, 3)], axis=0)
+    x0, y0 = 1050, 787
+    canvas[y0:y0 + h, x0:x0 + w] = src
+    buf = io.BytesIO()
+    Image.fromarray(canvas).save(buf, format="JPEG", quality=92)
+    gt_boxes, gt_classes = _readable(scene)
+    gt_boxes = gt_boxes + np.array([x0, y0, x0, y0], np.float32)
+
+    def right(corners: Corners) -> int:
+        n = 0
+        for box, cls in zip(gt_boxes, gt_classes, strict=True):
+            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
+            n += bool(iou.max() >= 0.5 and corners.class_ids[int(iou.argmax())] == cls)
+        return n
+
+    plain, _ = detect_corners(buf.getvalue(), OnnxDetector(fine_below=0))
+    fine, photo = detect_corners(buf.getvalue(), OnnxDetector(fine_below=16))
+    assert photo.scale < 1.0  # decoded reduced; the fine pass decoded the full photo
+    assert right(fine) >= 0.8 * len(gt_boxes)
+    assert right(fine) > right(plain), (right(fine), right(plain))
