@@ -238,12 +238,14 @@ def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | 
     for _ in range(2):
         detect_corners(photo, detector)
     times = []
+    fine_before = detector.fine_runs
     for _ in range(runs):
         t = time.perf_counter()
         corners, ph = detect_corners(photo, detector)
         times.append(time.perf_counter() - t)
     out = {"photo": str(photo), "size": f"{ph.width}x{ph.height}", "corners": len(corners),
            "passes_long_side": list(detector.long_sides), "runs": runs,
+           "small_index_pass": detector.fine_runs > fine_before,
            "p50_s": round(statistics.median(times), 3),
            "p90_s": round(float(np.percentile(times, 90)), 3)}
     if torch_weights and torch_weights.exists() and torch_python.exists():

@@ -131,6 +131,7 @@ class OnnxDetector:
     """
 
     loads = 0  # how many detectors this process has built (tests check the cache)
+    fine_runs = 0  # how many small-index passes this detector has run (benchmarks report it)
 
     def __init__(self, model_dir: str | os.PathLike | None = None, threads: int | None = None,
                  conf: float | None = None, iou: float | None = None,
@@ -295,6 +296,7 @@ class OnnxDetector:
             scale = min(scale, max(1.0, self.max_upscale))
         if scale < 1.2 * self._scales(*rgb.shape[:2])[0]:
             return (*empty, False)
+        self.fine_runs += 1
         if full is None or scale <= 1.0:
             return (*self._run_pass(rgb, scale), False)
         src = full()

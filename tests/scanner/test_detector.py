@@ -413,6 +413,7 @@ def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     # 10 px indices want 2.4x; the long side caps that at 2x, which is the full photo at 1:1
     assert passes == [(1600, 1.0), (1600, 0.7), (3200, 1.0)]
     assert decoded == [1] and sharp is full and turn == 0 and view is rgb
+    assert det.fine_runs == 1
     # the fine pass's boxes come back in `rgb` pixels (half the full photo's)
     assert [100 / 2, 100 / 2, 124 / 2, 124 / 2] in boxes.tolist() and len(boxes) == 8
 
@@ -427,7 +428,7 @@ def test_no_finer_pass_for_large_indices_or_when_off() -> None:
         passes: list = []
         _recording_passes(det, side, passes)
         *_, sharp = det._find(rgb, never, upright=False)
-        assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None
+        assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None and det.fine_runs == 0
 
 
 def test_finer_pass_never_enlarges_past_the_photo() -> None:
