@@ -56,7 +56,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
     from PIL import Image
 
-    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin = args
+    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin, keep = args
     scene = json.loads(Path(json_path).read_text())
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
@@ -77,7 +77,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     boxes, labels, angles = [], [], []
     for it in items:
         cid = rank_class(it)
-        if cid is None:
+        if cid is None or (keep is not None and cid not in keep):
             continue
         b = np.asarray(it["box"], dtype=np.float32) * s
         cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
@@ -92,7 +92,7 @@ def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                           cx + ox + bw * fx / 2, cy + oy + bh * fy / 2])
             labels.append(cid)
             angles.append(float(it["angle"]))
-    n_neg = int(round(len(items) * neg_ratio)) + 2
+    n_neg = int(round(len(items) * neg_ratio)) + 2 if keep is None else 0
     h, w = rgb.shape[:2]
     sizes = (all_boxes[:, 2:] - all_boxes[:, :2]) if len(all_boxes) else np.array([[30., 40.]])
     outlines = [np.asarray(c["outline"], np.float32) * s for c in scene["cards"] if c.get("outline")]
@@ -162,16 +162,17 @@ def mine_negatives(scene_dir: Path, out: Path, models: Path | None, max_scenes: 
 
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
                 seed: int, jobs: int, bare_glyph: float = 0.0, crop_size: int = CROP_SIZE,
-                crop_margin: float = CROP_MARGIN) -> Path:
+                crop_margin: float = CROP_MARGIN, keep: tuple[int, ...] | None = None) -> Path:
     """Cut and cache the crop dataset of one split as an .npz file (crops of `crop_size`
-    pixels, `crop_margin` times the box's longer side)."""
+    pixels, `crop_margin` times the box's longer side); with `keep`, only indices of those
+    classes and no "none" crops."""
     files = scene_files(scene_dir)[: max_scenes or None]
     if not files:
         raise SystemExit(f"no scenes in {scene_dir}")
     t0 = time.time()
     with Pool(jobs) as pool:
-        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin)
-                                         for f in files],
+        parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph, crop_size,
+                                          crop_margin, keep) for f in files],
                          chunksize=4)
     crops = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
@@ -425,7 +426,14 @@ def main(argv: list[str] | None = None) -> int:
                          "are trained on too, e.g. crops of the relettered scenes")
     ap.add_argument("--val-cache", type=Path, help="read val.npz from this cache instead")
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
+    ap.add_argument("--six-nine", action="store_true",
+                    help="train the 6/9 reader instead: crops of 6s and 9s only (no 'none'), "
+                         "exported to MODELS/sixnine.onnx, its settings to detector.json 'six_nine' "
+                         "(the runtime settles a 6 against a 9 with it, scanner/detector.py)")
     args = ap.parse_args(argv)
+    keep = (CLASS_ID["6"], CLASS_ID["9"]) if args.six_nine else None
+    if args.six_nine and args.mine_negatives:
+        raise SystemExit("--six-nine trains on 6s and 9s only: no mined negatives")
 
     tr_npz, neg_npz = args.cache / "train.npz", args.cache / "negatives.npz"
     va_npz = (args.val_cache or args.cache) / "val.npz"
@@ -433,14 +441,14 @@ def main(argv: list[str] | None = None) -> int:
         check_cache_geometry(cache, args.crop_size, args.crop_margin)
     if not tr_npz.exists():
         build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
-                    args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin)
+                    args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin, keep)
     if args.mine_negatives and not neg_npz.exists():
         mine_negatives(args.scenes / "train", neg_npz, args.mine_negatives, args.negative_scenes,
                        seed=args.seed, crop_size=args.crop_size, crop_margin=args.crop_margin)
     if not va_npz.exists():
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
-        build_crops(val_dir, va_npz, 150, 1, args.neg_ratio, args.seed + 1, args.jobs,
-                    crop_size=args.crop_size, crop_margin=args.crop_margin)
+        build_crops(val_dir, va_npz, 150 if keep is None else 400, 1, args.neg_ratio, args.seed + 1,
+                    args.jobs, crop_size=args.crop_size, crop_margin=args.crop_margin, keep=keep)
     if args.crops_only:
         return 0
     parts = []
@@ -448,20 +456,21 @@ def main(argv: list[str] | None = None) -> int:
         if not (cache / "train.npz").exists():
             raise SystemExit(f"{cache} has no train.npz (cut it first with --crops-only)")
         parts.append(cache / "train.npz")
-        if (cache / "negatives.npz").exists():
+        if (cache / "negatives.npz").exists() and not args.six_nine:
             parts += [cache / "negatives.npz"] * args.negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
-    export(model, args.models / "classifier.onnx", args.crop_size)
+    name, key = ("sixnine.onnx", "six_nine") if args.six_nine else ("classifier.onnx", "classifier")
+    export(model, args.models / name, args.crop_size)
     meta_path = args.models / "detector.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta["classifier"] = {"file": "classifier.onnx", "classes": list(CLASSES),
-                          "crop_size": args.crop_size, "crop_margin": args.crop_margin,
-                          "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
-                          "history": history}
+    meta[key] = {"file": name, "classes": list(CLASSES),
+                 "crop_size": args.crop_size, "crop_margin": args.crop_margin,
+                 "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
+                 "history": history}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"exported {args.models / 'classifier.onnx'}", flush=True)
+    print(f"exported {args.models / name}", flush=True)
     return 0
 
 

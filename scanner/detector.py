@@ -141,7 +141,8 @@ class OnnxDetector:
                  reread_below: float | None = None,
                  upright: bool | None = None,
                  six_nine_margin: float | None = None,
-                 fine_below: float | None = None) -> None:
+                 fine_below: float | None = None,
+                 six_nine_weight: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -156,8 +157,18 @@ class OnnxDetector:
             threads = int(os.environ.get("CANASTA_THREADS") or 0) or min(os.cpu_count() or 1, 4)
         self._det = _session(det_path, threads)
         self._cls = _session(cls_path, threads, spin=False)
+        # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
+        # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
+        six_nine = self.meta.get("six_nine")
+        self._sn = None
+        if six_nine:
+            sn_path = model_dir / six_nine["file"]
+            if not sn_path.is_file():
+                raise ModelNotFound(f"model file {sn_path} is missing")
+            self._sn = _session(sn_path, threads, spin=False)
+            self.sn_size = int(six_nine["crop_size"])
+            self.sn_margin = float(six_nine["crop_margin"])
         self._det_input = self._det.get_inputs()[0].name
-        self._cls_input = self._cls.get_inputs()[0].name
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
@@ -183,6 +194,9 @@ class OnnxDetector:
         # which way the card lies; 0 = off. See `_six_or_nine`.
         self.six_nine_margin = float(six_nine_margin if six_nine_margin is not None
                                      else run.get("six_nine_margin", 0.0))
+        # With a 6/9 reader, how much its split counts against the tight crop's (0-1).
+        self.six_nine_weight = float(six_nine_weight if six_nine_weight is not None
+                                     else run.get("six_nine_weight", 0.5))
         # Small indices: when the sure boxes of the finest pass are under `fine_below`
         # pixels (median long side), one more pass runs with them `fine_target` pixels
         # tall, from the full-resolution photo when the decode was reduced, its long side
@@ -304,14 +318,16 @@ class OnnxDetector:
         boxes, scores = self._run_pass(src, min(scale / f, 1.0))
         return boxes / f, scores, True
 
-    def _read_views(self, crops: np.ndarray, turns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _read_views(self, crops: np.ndarray, turns: tuple[int, ...], session=None
+                    ) -> tuple[np.ndarray, np.ndarray]:
         """Class probabilities (len(turns), N, classes) and directions (len(turns), N, radians)
         of `crops` read turned by each of `turns` quarter turns (counter-clockwise), in one
         batch. A turned view reads the direction turned with it (up in the photo is left
         after a quarter turn), so each is turned back by 90 degrees per turn."""
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
-        logits, direction = self._cls.run(None, {self._cls_input: blob})
+        session = session or self._cls
+        logits, direction = session.run(None, {session.get_inputs()[0].name: blob})
         n = len(crops)
         probs = _softmax(logits).reshape(len(turns), n, -1)
         read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
@@ -363,10 +379,16 @@ class OnnxDetector:
         pick = np.flatnonzero(((top == six) | (top == nine)) & (mass >= 0.5))
         if not len(pick):
             return
-        crops = crop_indices(rgb, boxes[pick], self.crop_size, self.six_nine_margin)
-        wide = self._read_views(crops, (0, 1, 2, 3))[0].mean(axis=0)
-        share = (wide[:, nine] / np.maximum(wide[:, six] + wide[:, nine], 1e-6)
-                 + probs[pick, nine] / np.maximum(mass[pick], 1e-6)) / 2
+        if self._sn is not None:  # the 6/9 reader, on its own wider crops
+            crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
+            wide = self._read_views(crops, (0, 1, 2, 3), self._sn)[0].mean(axis=0)
+            w = self.six_nine_weight
+        else:
+            crops = crop_indices(rgb, boxes[pick], self.crop_size, self.six_nine_margin)
+            wide = self._read_views(crops, (0, 1, 2, 3))[0].mean(axis=0)
+            w = 0.5
+        share = (w * wide[:, nine] / np.maximum(wide[:, six] + wide[:, nine], 1e-6)
+                 + (1 - w) * probs[pick, nine] / np.maximum(mass[pick], 1e-6))
         was_nine = top[pick] == nine
         probs[pick, nine] = mass[pick] * share
         probs[pick, six] = mass[pick] * (1 - share)

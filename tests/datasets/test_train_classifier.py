@@ -33,12 +33,22 @@ def _magenta_share(crops: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def test_crops_take_the_asked_size_and_margin(tmp_path: Path):
     scene = _magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0)
-    near, labels = train_classifier._scene_crops(args + (CROP_SIZE, CROP_MARGIN))[:2]
-    wide, labels_w = train_classifier._scene_crops(args + (48, 2.0))[:2]
+    near, labels = train_classifier._scene_crops(args + (CROP_SIZE, CROP_MARGIN, None))[:2]
+    wide, labels_w = train_classifier._scene_crops(args + (48, 2.0, None))[:2]
     assert near.shape[1:] == (CROP_SIZE, CROP_SIZE, 3) and wide.shape[1:] == (48, 48, 3)
     assert (labels == labels_w).all() and (labels != train_classifier.NONE_ID).sum() > 5
     # the print fills less of a wider crop (more of the card and table around it)
     assert np.median(_magenta_share(wide, labels)) < 0.8 * np.median(_magenta_share(near, labels))
+
+
+def test_six_nine_crops_are_sixes_and_nines_only(tmp_path: Path):
+    scene = _magenta_scene(tmp_path)
+    args = (str(scene), 1, 0.5, 0, 0.0, 48, 2.5)
+    every = train_classifier._scene_crops(args + (None,))[1]
+    six, nine = train_classifier.CLASS_ID["6"], train_classifier.CLASS_ID["9"]
+    labels = train_classifier._scene_crops(args + ((six, nine),))[1]
+    assert 0 < len(labels) == int(np.isin(every, (six, nine)).sum())  # all of them, nothing else
+    assert set(labels.tolist()) <= {six, nine} and train_classifier.NONE_ID not in labels
 
 
 def test_a_cache_of_another_crop_geometry_is_refused(tmp_path: Path):

@@ -317,7 +317,7 @@ def _six_nine_reader(det: OnnxDetector, wide_nine: float, calls: list) -> None:
     """Stub the reader's wide look: every wide crop reads 9 with probability `wide_nine`."""
     six, nine = CLASS_ID["6"], CLASS_ID["9"]
 
-    def views(crops, turns):
+    def views(crops, turns, session=None):
         calls.append((len(crops), tuple(turns)))
         p = np.zeros((len(turns), len(crops), len(det.classes)), np.float32)
         p[..., nine], p[..., six] = wide_nine, 1 - wide_nine
