@@ -150,7 +150,9 @@ def _readable(scene: dict) -> tuple[np.ndarray, list[int]]:
 
 def test_model_files_are_bundled_and_small() -> None:
     meta = json.loads((MODELS_DIR / "detector.json").read_text())
-    sizes = [(MODELS_DIR / meta[k]["file"]).stat().st_size for k in ("detector", "classifier")]
+    files = [meta[k]["file"] for k in ("detector", "classifier", "six_nine") if k in meta]
+    assert len(files) == 3  # the 6/9 reader ships too
+    sizes = [(MODELS_DIR / f).stat().st_size for f in files]
     assert sum(sizes) < 15e6
 
 
@@ -327,7 +329,7 @@ def _six_nine_reader(det: OnnxDetector, wide_nine: float, calls: list) -> None:
 
 
 def test_a_six_or_nine_is_settled_by_the_wider_look() -> None:
-    det = OnnxDetector(six_nine_margin=1.7)
+    det = OnnxDetector(six_nine_margin=1.7, six_nine_weight=0.5)  # the mean of the two splits
     rgb = np.full((200, 200, 3), 255, np.uint8)
     boxes = np.array([[20, 20, 40, 50], [100, 100, 120, 130], [60, 20, 80, 50]], np.float32)
     probs = np.zeros((3, len(det.classes)), np.float32)
@@ -351,7 +353,7 @@ def test_a_six_or_nine_is_settled_by_the_wider_look() -> None:
 
 
 def test_the_wider_look_can_keep_a_six_and_is_off_at_zero() -> None:
-    det = OnnxDetector(six_nine_margin=1.7)
+    det = OnnxDetector(six_nine_margin=1.7, six_nine_weight=0.5)  # the mean of the two splits
     rgb = np.full((100, 100, 3), 255, np.uint8)
     boxes = np.array([[20, 20, 40, 50]], np.float32)
     probs = np.zeros((1, len(det.classes)), np.float32)
@@ -472,3 +474,46 @@ def test_small_indices_of_a_big_photo_are_found(scene) -> None:
     assert photo.scale < 1.0  # decoded reduced; the fine pass decoded the full photo
     assert right(fine) >= 0.8 * len(gt_boxes)
     assert right(fine) > right(plain), (right(fine), right(plain))
+
+
+def _models_with_six_nine_reader(tmp_path: Path, file: str = "classifier.onnx") -> Path:
+    """A copy of the bundled models whose detector.json names a 6/9 reader (48 px crops at
+    3x the box): the plumbing does not care which reader it is."""
+    out = tmp_path / "models"
+    out.mkdir()
+    for f in MODELS_DIR.glob("*.onnx"):
+        (out / f.name).symlink_to(f)
+    meta = json.loads((MODELS_DIR / "detector.json").read_text())
+    meta["six_nine"] = {"file": file, "crop_size": 48, "crop_margin": 3.0}
+    (out / "detector.json").write_text(json.dumps(meta))
+    return out
+
+
+def test_a_six_nine_reader_reads_its_own_wider_crops(tmp_path: Path) -> None:
+    det = OnnxDetector(_models_with_six_nine_reader(tmp_path), six_nine_margin=1.7,
+                       six_nine_weight=1.0)
+    rgb = np.full((200, 200, 3), 255, np.uint8)
+    boxes = np.array([[80, 80, 100, 110]], np.float32)
+    probs = np.zeros((1, len(det.classes)), np.float32)
+    probs[0, CLASS_ID["6"]], probs[0, CLASS_ID["9"]] = 0.7, 0.25
+    angles = np.array([5.0])
+    seen: list = []
+    six, nine = CLASS_ID["6"], CLASS_ID["9"]
+
+    def views(crops, turns, session=None):
+        seen.append((crops.shape[1:3], tuple(turns), session))
+        p = np.zeros((len(turns), len(crops), len(det.classes)), np.float32)
+        p[..., nine], p[..., six] = 0.8, 0.2
+        return p, np.zeros((len(turns), len(crops)))
+
+    det._read_views = views
+    det._six_or_nine(rgb, boxes, probs, angles)
+    assert seen == [((48, 48), (0, 1, 2, 3), det._sn)] and det._sn is not None
+    # weight 1: the 6/9 reader's split alone (0.8 of the 0.95), the direction turned round
+    assert np.isclose(probs[0, nine], 0.95 * 0.8) and np.isclose(probs[0, six], 0.95 * 0.2)
+    assert angles[0] == 185.0
+
+
+def test_a_missing_six_nine_reader_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotFound, match="gone-sixnine.onnx"):
+        OnnxDetector(_models_with_six_nine_reader(tmp_path, "gone-sixnine.onnx"))
