@@ -190,8 +190,9 @@ class OnnxDetector:
         # photo is turned a quarter and the passes run again on it (see `detect`).
         self.upright = bool(upright if upright is not None else run.get("upright", False))
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
-        # crop (this multiple of the box, all four turns), whose card edges and pip show
-        # which way the card lies; 0 = off. See `_six_or_nine`.
+        # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
+        # models have one), whose card edges and pip show which way the card lies; 0 = off.
+        # See `_six_or_nine`.
         self.six_nine_margin = float(six_nine_margin if six_nine_margin is not None
                                      else run.get("six_nine_margin", 0.0))
         # With a 6/9 reader, how much its split counts against the tight crop's (0-1).
@@ -366,12 +367,14 @@ class OnnxDetector:
         lying upside down shows it at its bottom corner): the reader's tight crop splits
         its probability between the two, or picks the wrong one with the direction turned
         round. A crop read as a 6 or a 9 (their sum at least half) is read again from a
-        crop `six_nine_margin` times the box, in all four quarter turns, where the card's
-        edges around the index and the pip show how the card lies. The sum stays; its split
-        is the mean of the two readings' splits (the wider one alone, read by a reader
-        trained on tight crops, lost a little on decks whose pip settles it up close: val
-        rank accuracy 0.9964 -> 0.9953, with the mean 0.9964); a reading that changes
-        between 6 and 9 turns its direction round.
+        wider crop, in all four quarter turns, where the card's edges around the index and
+        the pip show how the card lies. The sum stays; a reading that changes between 6
+        and 9 turns its direction round. With a 6/9 reader (`sixnine.onnx`, trained on 6s
+        and 9s only from its own crop of 3x the box) the split is `six_nine_weight` of its
+        split plus the rest of the tight crop's (shipped: 1.0, its split alone). Without
+        one, the reader reads a crop `six_nine_margin` times the box and the split is the
+        mean of the two (the wider one alone, by a reader trained on tight crops, lost a
+        little on decks whose pip settles it up close: val rank accuracy 0.9964 -> 0.9953).
         """
         six, nine = INDEX_CLASSES.index("6"), INDEX_CLASSES.index("9")
         top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
