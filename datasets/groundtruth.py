@@ -140,9 +140,10 @@ class GroundTruthDetector:
         self.scene = scene
         return self
 
-    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
-        """Corners of the current scene (the pixels are not looked at), none under
-        `min_confidence` when given."""
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
+               full=None) -> Corners:
+        """Corners of the current scene (the pixels, `rgb` and `full`, are not looked at),
+        none under `min_confidence` when given."""
         if self.scene is None:
             raise ValueError("GroundTruthDetector has no scene: call use(scene) first")
         corners = corners_from_scene(self.scene, self.rng, **self.degrade)

@@ -47,9 +47,11 @@ class ModelNotFound(RuntimeError):
 class Detector(Protocol):
     """Anything that finds rank corners in an RGB image (H,W,3 uint8), in its pixels."""
 
-    def detect(self, rgb: np.ndarray, min_confidence: float | None = None) -> Corners:
+    def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
+               full: Callable[[], np.ndarray] | None = None) -> Corners:
         """Corners found in `rgb`, boxes in `rgb` pixels; with `min_confidence`, none
-        under it (None: the detector's own gate)."""
+        under it (None: the detector's own gate). `full`, when `rgb` is a reduced decode,
+        gives the photo's full-resolution pixels on demand (a detector may ignore it)."""
         ...
 
 
@@ -131,7 +133,6 @@ class OnnxDetector:
     """
 
     loads = 0  # how many detectors this process has built (tests check the cache)
-    fine_runs = 0  # how many small-index passes this detector has run (benchmarks report it)
 
     def __init__(self, model_dir: str | os.PathLike | None = None, threads: int | None = None,
                  conf: float | None = None, iou: float | None = None,
@@ -169,6 +170,8 @@ class OnnxDetector:
             self.sn_size = int(six_nine["crop_size"])
             self.sn_margin = float(six_nine["crop_margin"])
         self._det_input = self._det.get_inputs()[0].name
+        self._cls_input = self._cls.get_inputs()[0].name
+        self._sn_input = self._sn.get_inputs()[0].name if self._sn is not None else None
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
@@ -205,6 +208,7 @@ class OnnxDetector:
         self.fine_below = float(fine_below if fine_below is not None else run.get("fine_below", 0.0))
         self.fine_target = float(run.get("fine_target", 24.0))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
+        self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -307,12 +311,13 @@ class OnnxDetector:
         if scale <= 0:
             return (*empty, False)
         scale = min(scale, self.fine_max_side / max(rgb.shape[:2]))
-        if full is None or scale <= 1.0:
+        from_full = full is not None and scale > 1.0
+        if not from_full:
             scale = min(scale, max(1.0, self.max_upscale))
         if scale < 1.2 * self._scales(*rgb.shape[:2])[0]:
             return (*empty, False)
         self.fine_runs += 1
-        if full is None or scale <= 1.0:
+        if not from_full:
             return (*self._run_pass(rgb, scale), False)
         src = full()
         f = src.shape[1] / rgb.shape[1]  # full pixels per `rgb` pixel
@@ -328,7 +333,8 @@ class OnnxDetector:
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
         session = session or self._cls
-        logits, direction = session.run(None, {session.get_inputs()[0].name: blob})
+        name = self._sn_input if session is self._sn else self._cls_input
+        logits, direction = session.run(None, {name: blob})
         n = len(crops)
         probs = _softmax(logits).reshape(len(turns), n, -1)
         read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
@@ -555,11 +561,8 @@ def detect_corners(src: str | os.PathLike | bytes | Photo, detector: Detector | 
     else:
         long_side = getattr(detector, "decode_long_side", None)
         photo = load_photo(src, max_pixels=max_pixels, max_bytes=max_bytes, long_side=long_side)
-    if isinstance(detector, OnnxDetector):
-        full = photo.full_rgb if photo.scale < 1.0 else None
-        corners = detector.detect(photo.rgb, min_confidence=min_confidence, full=full)
-    else:
-        corners = detector.detect(photo.rgb, min_confidence=min_confidence)
+    full = photo.full_rgb if photo.scale < 1.0 else None
+    corners = detector.detect(photo.rgb, min_confidence=min_confidence, full=full)
     if photo.scale != 1.0:
         corners = corners.scaled(1 / photo.scale)
     return corners, photo

@@ -62,7 +62,7 @@ def test_scan_reads_a_photo_file(tmp_path):
     class FromFile:
         decode_long_side = None
 
-        def detect(self, rgb, min_confidence=None):
+        def detect(self, rgb, min_confidence=None, full=None):
             return detector.detect_path(path)
 
     result = scan_photo(path, detector=FromFile())
@@ -146,7 +146,7 @@ class _FromScene:
     def __init__(self, scene: dict) -> None:
         self.scene = scene
 
-    def detect(self, rgb, min_confidence=None):
+    def detect(self, rgb, min_confidence=None, full=None):
         return GroundTruthDetector(self.scene).detect(rgb)
 
 
@@ -154,7 +154,7 @@ def test_scan_uses_an_unsure_corner_where_its_column_has_a_place_for_it():
     class UnsureFirstKing:
         """The ground truth, with the top king's index read under the layout's gate."""
 
-        def detect(self, rgb, min_confidence=None):
+        def detect(self, rgb, min_confidence=None, full=None):
             corners = GroundTruthDetector(small_two_team_table(W, H)).detect(rgb)
             kings = np.flatnonzero(np.array(corners.ranks) == "K")
             top = kings[np.argmin(corners.centers[kings, 1])]
@@ -174,7 +174,7 @@ def test_scan_asks_the_detector_for_corners_under_its_gate():
         gate = 0.3
         asked: list = []
 
-        def detect(self, rgb, min_confidence=None):
+        def detect(self, rgb, min_confidence=None, full=None):
             self.asked.append(min_confidence)
             corners = GroundTruthDetector(small_two_team_table(W, H)).detect(rgb)
             kings = np.flatnonzero(np.array(corners.ranks) == "K")
