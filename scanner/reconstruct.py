@@ -1373,9 +1373,15 @@ def read_table(corners: Corners, image_size: tuple[int, int],
             letters |= joker_letters(corners, whole)
             used &= ~letters
         if candidates.any():
-            used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
-                                    seen_geo.aspect)] = True
-            used &= ~letters
+            # a supported card supports the next one along its line: repeat until none joins
+            firm = used.copy()
+            for _ in range(SUPPORT_ROUNDS):
+                before = int(used.sum())
+                used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
+                                        seen_geo.aspect, firm)] = True
+                used &= ~letters
+                if int(used.sum()) == before:
+                    break
     unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
@@ -1465,13 +1471,18 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     return cards, stacks, typical_h, geo, stack_team
 
 
+# rounds of support: a card taken in one round supports the next along its line
+SUPPORT_ROUNDS = 4
+
+
 # a line's step within this share of a whole number of the table's steps holds cards unseen
 TABLE_STEP_FIT = 0.15
 
 
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
                        card_h: float, centres: np.ndarray | None = None,
-                       aspect: float = CardGeometry.aspect) -> list[int]:
+                       aspect: float = CardGeometry.aspect,
+                       firm: np.ndarray | None = None) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
@@ -1485,14 +1496,21 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     straight line, a card on the chord of a fan's empty place (`_fills_a_gap`), or one
     next to a sure card yet off every sure card's spot (`_clear_place`, unless its rank
     is a misread's), is taken too. An unsure corner that joins a sure corner's card is
-    taken as well: it is the card's other end (or a duplicate of the sure one). No
+    taken as well: it is the card's other end (or a duplicate of the sure one). A stack
+    with fewer than two sure cards may still be a line of its own (`_line_of_their_own`).
+    No
     unsure corner lying inside a sure whole card is taken (given `centres`, the corners'
     centres): nothing shows through a card in full view, so it is print on that card (the
     letters of a JOKER, a court figure), not a card one step past a column's front end
     (a whole card with a sure corner of another on its face is a mistaken pair: ignored;
     a corner of the whole card's own rank may be its real index, the pair a mistake).
+    `firm` (default `sure`) are the corners sure in their own right: only their cards
+    bring their other corners along (a corner taken in an earlier round places the next
+    card of its line, but a second box paired into its card stays out).
     Returns the corners (caller's numbers) of the supported cards.
     """
+    later_round = firm is not None and bool((sure & ~firm).any())
+    firm = sure if firm is None else firm
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
     whole: list[CardReading] = []
@@ -1508,8 +1526,12 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
         # an unsure index of a card a sure one shows: without it, the sure bottom index
         # of a whole card may pair with the covered card's top index a step up
-        out.extend(m for i in held for m in cards[i].corner_ids if not sure[m])
+        out.extend(m for i in held if any(firm[m] for m in cards[i].corner_ids)
+                   for m in cards[i].corner_ids if not sure[m])
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
+        if unsure and len(held) < 2:
+            out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect))
+            continue
         if not unsure or len(held) < 2 or not ranks:
             continue
         rank = ranks.most_common(1)[0][0]
@@ -1520,6 +1542,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             card = cards[i]
             if card.rank != rank and not card.is_wild:
                 continue
+            if later_round and _misread(card):
+                continue  # a place a taken card opened is for a card read as its rank
             if any(_inside_card(centres[card.corner_ids], w, card_h, aspect).any()
                    for w in whole if w.rank != card.rank):
                 continue
@@ -1533,6 +1557,57 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                     or (_clear_place(centre, pts, card_h) and not _misread(card))):
                 out.extend(card.corner_ids)
     return out
+
+
+# unsure cards of one rank on a regular line of at least this many stand by themselves
+SELF_LINE_MIN = 3
+
+
+def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float,
+                       whole: list[CardReading], centres: np.ndarray | None,
+                       aspect: float) -> list[int]:
+    """Corners of a stack's unsure cards that stand by themselves as a column or row.
+
+    A deck the detector knows badly is read unsure throughout, so a meld of it may have
+    fewer than two sure cards to support the rest. At least `SELF_LINE_MIN` cards of
+    the stack's commonest rank (two of them naturals) or wild, on one straight line
+    (within 0.12 card heights) a whole number of one step apart (within a quarter step,
+    the step 0.12-0.7 card heights, at most three steps between two cards), are taken
+    together: false corners (print on a card's face, an index read twice) do not fall
+    on such a lattice. None of them may lie on the face of a sure whole card of another
+    rank (`whole`). Red threes lie apart and are never a line.
+    """
+    naturals = Counter(cards[i].rank for i in stack
+                       if not cards[i].is_wild and cards[i].corner_ids)
+    if not naturals:
+        return []
+    rank, count = naturals.most_common(1)[0]
+    line = [i for i in stack
+            if cards[i].corner_ids and (cards[i].rank == rank or cards[i].is_wild)]
+    if count < 2 or len(line) < SELF_LINE_MIN or rank == "3R":
+        return []
+    if centres is not None and any(
+            _inside_card(centres[cards[i].corner_ids], w, card_h, aspect).any()
+            for i in line for w in whole if w.rank != cards[i].rank):
+        return []
+    pts = np.array([cards[i].center for i in line])
+    angle = _circular_mean(np.array([cards[i].angle for i in line]))
+    for along_axis, across_axis in _line_axes(angle):
+        along, across = pts @ along_axis, pts @ across_axis
+        if np.ptp(along) < 0.1 * card_h:
+            continue
+        fit = np.polyfit(along, across, 1)
+        if np.abs(across - np.polyval(fit, along)).max() > 0.12 * card_h:
+            continue
+        gaps = np.diff(np.sort(along))
+        step = _line_step(along)
+        if gaps.min() < 0.5 * step or not 0.12 * card_h <= step <= 0.7 * card_h:
+            continue
+        m = gaps / step
+        if (np.abs(m - np.round(m)) > 0.25).any() or m.max() > 3.25:
+            continue
+        return [c for i in line for c in cards[i].corner_ids]
+    return []
 
 
 # how far inside a card's edges a point must lie to be on it, in card heights (an index

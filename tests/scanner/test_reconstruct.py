@@ -1313,3 +1313,41 @@ def test_two_jokers_in_a_column_are_two_cards(step):
     corners, reading = read(column(["5H", "5S", "5D", "JK", "JK"], 1000, 1900, step=step))
     assert joker_letters(corners).sum() == 0
     assert team_melds(reading, 0) == [["5", "5", "5", "JK", "JK"]]
+
+
+def test_unsure_cards_past_a_column_s_sure_end_join_one_by_one():
+    # a column whose first two cards are read surely and the rest unsure: a card one step
+    # past the sure end fills a place, and once taken it is a place for the next
+    table = column(["9H", "9S", "9D", "9C", "9H", "9S"], 1000, 1500) + column(
+        ["KH", "KS", "KD"], 1600, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    nines = np.flatnonzero(corners.class_ids == CLASS_ID["9"])
+    unsure = nines[np.argsort(corners.centers[nines, 1])][2:]
+    reading = read_table(_with_confidence(corners, unsure, 0.35), (W, H), min_confidence=0.4,
+                         supported_confidence=0.3)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("9",) * 6, ("K",) * 3]
+
+
+def test_a_column_read_unsure_throughout_stands_by_itself():
+    # a deck the detector knows badly: every index of a meld read unsure, none to lean on,
+    # yet four sevens a step apart on one line are a column, not four false corners
+    table = column(["7H", "7S", "7D", "7C"], 1000, 1500) + column(["KH", "KS", "KD"], 1600, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    reading = read_table(_with_confidence(corners, sevens, 0.35), (W, H), min_confidence=0.4,
+                         supported_confidence=0.3)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("7",) * 4, ("K",) * 3]
+
+
+def test_unsure_cards_off_any_lattice_do_not_stand_by_themselves():
+    # three unsure sevens in a line but 0.25 and 0.37 card heights apart (no common step)
+    # are not taken: only a regular line of unsure cards stands without sure ones
+    h = CARD_H
+    table = [{"card": c, "x": 1000 + dx * h, "y": 1500 + dy * h, "angle": 0.0}
+             for c, dx, dy in (("7H", 0.0, 0.0), ("7S", 0.02, 0.25), ("7D", 0.0, 0.62))]
+    table += column(["KH", "KS", "KD"], 1800, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    reading = read_table(_with_confidence(corners, sevens, 0.35), (W, H), min_confidence=0.4,
+                         supported_confidence=0.3)
+    assert team_melds(reading, 0) == [["K"] * 3]
