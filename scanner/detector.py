@@ -201,6 +201,9 @@ class OnnxDetector:
         # With a 6/9 reader, how much its split counts against the tight crop's (0-1).
         self.six_nine_weight = float(six_nine_weight if six_nine_weight is not None
                                      else run.get("six_nine_weight", 0.5))
+        # Ranks whose direction the 6/9 reader's wide look settles (its crop shows the
+        # card's edges; a bare glyph alone may read turned): see `_settle_directions`.
+        self.wide_direction = tuple(run.get("wide_direction", ())) if self._sn is not None else ()
         # Small indices: when the sure boxes of the finest pass are under `fine_below`
         # pixels (median long side), one more pass runs with them `fine_target` pixels
         # tall, from the full-resolution photo when the decode was reduced, its long side
@@ -363,7 +366,34 @@ class OnnxDetector:
         angles = np.degrees(back[0]) % 360
         if self.six_nine_margin > 0:
             self._six_or_nine(rgb, boxes, probs[0], angles)
+        if self.wide_direction:
+            self._settle_directions(rgb, boxes, probs[0], angles)
         return probs[0].astype(np.float32), angles.astype(np.float32)
+
+    def _settle_directions(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
+                           angles: np.ndarray) -> None:
+        """Directions of the corners read as one of `wide_direction`, settled by a wide look.
+
+        The tight crop of a bare glyph shows no pip to tell its top from its bottom, and a
+        thin one (kde-oxygen-white's 6, 8, 9) is often read turned by a quarter or more;
+        the 6/9 reader's crop (3x the box) shows the card's edges around the index, and
+        its direction, averaged over four quarter turns, is right where the tight one is
+        not (models/MODEL_CARD.md, "Directions from the wide look"). The tight reading
+        stays where it agrees with the wide one within 45 degrees (it is the finer), is
+        turned round where it is opposite (within 45 degrees of the turned wide one), and
+        is replaced by the wide one otherwise.
+        """
+        top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
+        ranks = [INDEX_CLASSES.index(r) for r in self.wide_direction]
+        pick = np.flatnonzero(np.isin(top, ranks))
+        if not len(pick):
+            return
+        crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
+        back = self._read_views(crops, (0, 1, 2, 3), self._sn)[1]
+        wide = np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
+        off = np.abs((angles[pick] - wide + 180.0) % 360.0 - 180.0)
+        angles[pick] = np.where(off <= 45.0, angles[pick],
+                                np.where(off >= 135.0, angles[pick] + 180.0, wide)) % 360.0
 
     def _six_or_nine(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
                      angles: np.ndarray) -> None:

@@ -517,3 +517,33 @@ def test_a_six_nine_reader_reads_its_own_wider_crops(tmp_path: Path) -> None:
 def test_a_missing_six_nine_reader_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFound, match="gone-sixnine.onnx"):
         OnnxDetector(_models_with_six_nine_reader(tmp_path, "gone-sixnine.onnx"))
+
+
+def test_the_wide_look_settles_the_direction_of_the_ranks_it_is_asked_to(tmp_path: Path) -> None:
+    models = _models_with_six_nine_reader(tmp_path)
+    meta = json.loads((models / "detector.json").read_text())
+    meta["runtime"]["wide_direction"] = ["8"]
+    (models / "detector.json").write_text(json.dumps(meta))
+    det = OnnxDetector(models)
+    rgb = np.full((200, 200, 3), 255, np.uint8)
+    boxes = np.array([[20, 20, 40, 50], [60, 20, 80, 50], [100, 20, 120, 50],
+                      [140, 20, 160, 50]], np.float32)
+    probs = np.zeros((4, len(det.classes)), np.float32)
+    probs[:3, CLASS_ID["8"]] = 0.9
+    probs[3, CLASS_ID["K"]] = 0.9  # a king: its direction is its own reading
+    angles = np.array([10.0, 190.0, 100.0, 100.0])
+    seen: list = []
+
+    def views(crops, turns, session=None):
+        seen.append((len(crops), crops.shape[1:3], tuple(turns), session))
+        # every turn reads the card's top pointing up (0 degrees), turned back already
+        return (np.zeros((len(turns), len(crops), len(det.classes)), np.float32),
+                np.zeros((len(turns), len(crops))))
+
+    det._read_views = views
+    det._settle_directions(rgb, boxes, probs, angles)
+    assert seen == [(3, (48, 48), (0, 1, 2, 3), det._sn)]
+    # agreeing within 45 degrees: kept; opposite: turned round; a quarter off: the wide one
+    assert np.allclose(angles, [10.0, 10.0, 0.0, 100.0])
+    # off without a 6/9 reader, or when no rank is named
+    assert OnnxDetector(MODELS_DIR).wide_direction == ()
