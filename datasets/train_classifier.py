@@ -430,10 +430,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="train the 6/9 reader instead: crops of 6s and 9s only (no 'none'), "
                          "exported to MODELS/sixnine.onnx, its settings to detector.json 'six_nine' "
                          "(the runtime settles a 6 against a 9 with it, scanner/detector.py)")
+    ap.add_argument("--direction", action="store_true",
+                    help="train the direction reader instead: crops of every rank (no 'none'), "
+                         "exported to MODELS/direction.onnx, its settings to detector.json "
+                         "'direction' (the runtime settles the direction of the ranks runtime "
+                         "'wide_direction' names with it, scanner/detector.py)")
     args = ap.parse_args(argv)
-    keep = (CLASS_ID["6"], CLASS_ID["9"]) if args.six_nine else None
-    if args.six_nine and args.mine_negatives:
-        raise SystemExit("--six-nine trains on 6s and 9s only: no mined negatives")
+    if args.six_nine and args.direction:
+        raise SystemExit("--six-nine and --direction train two different readers: pick one")
+    keep = ((CLASS_ID["6"], CLASS_ID["9"]) if args.six_nine else
+            tuple(CLASS_ID.values()) if args.direction else None)
+    if keep is not None and args.mine_negatives:
+        raise SystemExit("--six-nine and --direction train on indices only: no mined negatives")
 
     tr_npz, neg_npz = args.cache / "train.npz", args.cache / "negatives.npz"
     va_npz = (args.val_cache or args.cache) / "val.npz"
@@ -456,12 +464,14 @@ def main(argv: list[str] | None = None) -> int:
         if not (cache / "train.npz").exists():
             raise SystemExit(f"{cache} has no train.npz (cut it first with --crops-only)")
         parts.append(cache / "train.npz")
-        if (cache / "negatives.npz").exists() and not args.six_nine:
+        if (cache / "negatives.npz").exists() and keep is None:
             parts += [cache / "negatives.npz"] * args.negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
-    name, key = ("sixnine.onnx", "six_nine") if args.six_nine else ("classifier.onnx", "classifier")
+    name, key = (("sixnine.onnx", "six_nine") if args.six_nine else
+                 ("direction.onnx", "direction") if args.direction else
+                 ("classifier.onnx", "classifier"))
     export(model, args.models / name, args.crop_size)
     meta_path = args.models / "detector.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}

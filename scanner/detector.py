@@ -169,9 +169,21 @@ class OnnxDetector:
             self._sn = _session(sn_path, threads, spin=False)
             self.sn_size = int(six_nine["crop_size"])
             self.sn_margin = float(six_nine["crop_margin"])
+        # The direction reader (optional): the same network trained on every rank from a
+        # wide crop (`datasets.train_classifier --direction`); see `_settle_directions`.
+        direction = self.meta.get("direction")
+        self._dir = None
+        if direction:
+            dir_path = model_dir / direction["file"]
+            if not dir_path.is_file():
+                raise ModelNotFound(f"model file {dir_path} is missing")
+            self._dir = _session(dir_path, threads, spin=False)
+            self.dir_size = int(direction["crop_size"])
+            self.dir_margin = float(direction["crop_margin"])
         self._det_input = self._det.get_inputs()[0].name
         self._cls_input = self._cls.get_inputs()[0].name
         self._sn_input = self._sn.get_inputs()[0].name if self._sn is not None else None
+        self._dir_input = self._dir.get_inputs()[0].name if self._dir is not None else None
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
@@ -203,7 +215,8 @@ class OnnxDetector:
                                      else run.get("six_nine_weight", 0.5))
         # Ranks whose direction the 6/9 reader's wide look settles (its crop shows the
         # card's edges; a bare glyph alone may read turned): see `_settle_directions`.
-        self.wide_direction = tuple(run.get("wide_direction", ())) if self._sn is not None else ()
+        self.wide_direction = tuple(run.get("wide_direction", ())) \
+            if self._sn is not None or self._dir is not None else ()
         # Small indices: when the sure boxes of the finest pass are under `fine_below`
         # pixels (median long side), one more pass runs with them `fine_target` pixels
         # tall, from the full-resolution photo when the decode was reduced, its long side
@@ -336,7 +349,8 @@ class OnnxDetector:
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
         session = session or self._cls
-        name = self._sn_input if session is self._sn else self._cls_input
+        name = (self._sn_input if session is self._sn else
+                self._dir_input if session is self._dir else self._cls_input)
         logits, direction = session.run(None, {name: blob})
         n = len(crops)
         probs = _softmax(logits).reshape(len(turns), n, -1)
@@ -381,15 +395,21 @@ class OnnxDetector:
         not (models/MODEL_CARD.md, "Directions from the wide look"). The tight reading
         stays where it agrees with the wide one within 45 degrees (it is the finer), is
         turned round where it is opposite (within 45 degrees of the turned wide one), and
-        is replaced by the wide one otherwise.
+        is replaced by the wide one otherwise. With a direction reader (`direction.onnx`,
+        `datasets.train_classifier --direction`: the same network trained on every rank
+        from its own wide crop) it reads the wide look instead of the 6/9 reader.
         """
         top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
         ranks = [INDEX_CLASSES.index(r) for r in self.wide_direction]
         pick = np.flatnonzero(np.isin(top, ranks))
         if not len(pick):
             return
-        crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
-        back = self._read_views(crops, (0, 1, 2, 3), self._sn)[1]
+        if self._dir is not None:  # the direction reader, else the 6/9 reader
+            crops = crop_indices(rgb, boxes[pick], self.dir_size, self.dir_margin)
+            back = self._read_views(crops, (0, 1, 2, 3), self._dir)[1]
+        else:
+            crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
+            back = self._read_views(crops, (0, 1, 2, 3), self._sn)[1]
         wide = np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
         off = np.abs((angles[pick] - wide + 180.0) % 360.0 - 180.0)
         angles[pick] = np.where(off <= 45.0, angles[pick],

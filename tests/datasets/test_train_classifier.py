@@ -116,3 +116,20 @@ def test_crops_only_cuts_crops_and_the_detectors_false_boxes(tmp_path: Path):
     both = train_classifier.load_crops([cache / "train.npz", cache / "negatives.npz", cache / "negatives.npz"])
     assert len(both["labels"]) == len(np.load(cache / "train.npz")["labels"]) + 2 * len(negatives["labels"])
     assert (cache / "val.npz").exists()
+
+
+def test_direction_crops_are_every_index_and_no_none(tmp_path: Path):
+    scene = _magenta_scene(tmp_path)
+    args = (str(scene), 1, 0.5, 0, 0.0, 48, 3.0)
+    every = train_classifier._scene_crops(args + (None,))[1]
+    labels = train_classifier._scene_crops(args + (tuple(train_classifier.CLASS_ID.values()),))[1]
+    indices = every[every != train_classifier.NONE_ID]
+    assert len(labels) == len(indices) > 5 and sorted(labels) == sorted(indices)
+
+
+def test_direction_and_six_nine_are_two_readers(tmp_path: Path):
+    with pytest.raises(SystemExit, match="pick one"):
+        train_classifier.main(["--six-nine", "--direction", "--cache", str(tmp_path / "c")])
+    with pytest.raises(SystemExit, match="no mined negatives"):
+        train_classifier.main(["--direction", "--mine-negatives", "models",
+                               "--cache", str(tmp_path / "c")])

@@ -547,3 +547,32 @@ def test_the_wide_look_settles_the_direction_of_the_ranks_it_is_asked_to(tmp_pat
     assert np.allclose(angles, [10.0, 10.0, 0.0, 100.0])
     # off without a 6/9 reader, or when no rank is named
     assert OnnxDetector(MODELS_DIR).wide_direction == ()
+
+
+def test_a_direction_reader_reads_the_directions_when_there_is_one(tmp_path: Path) -> None:
+    models = _models_with_six_nine_reader(tmp_path)
+    meta = json.loads((models / "detector.json").read_text())
+    meta["direction"] = {"file": "classifier.onnx", "crop_size": 56, "crop_margin": 3.0}
+    meta["runtime"]["wide_direction"] = ["Q"]
+    (models / "detector.json").write_text(json.dumps(meta))
+    det = OnnxDetector(models)
+    rgb = np.full((200, 200, 3), 255, np.uint8)
+    boxes = np.array([[80, 80, 100, 110]], np.float32)
+    probs = np.zeros((1, len(det.classes)), np.float32)
+    probs[0, CLASS_ID["Q"]] = 0.9
+    angles = np.array([80.0])
+    seen: list = []
+
+    def views(crops, turns, session=None):
+        seen.append((crops.shape[1:3], tuple(turns), session))
+        return (np.zeros((len(turns), len(crops), len(det.classes)), np.float32),
+                np.full((len(turns), len(crops)), np.pi / 2))  # 90 degrees: right
+
+    det._read_views = views
+    det._settle_directions(rgb, boxes, probs, angles)
+    assert seen == [((56, 56), (0, 1, 2, 3), det._dir)] and det._dir is not None
+    assert angles[0] == 80.0  # within 45 degrees of the wide reading: the finer one stays
+    meta["direction"]["file"] = "gone-direction.onnx"
+    (models / "detector.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelNotFound, match="gone-direction.onnx"):
+        OnnxDetector(models)
