@@ -3,7 +3,9 @@
 `bench_layout --source detector --corners-cache DIR` keeps each photo's corners under
 DIR/<model hash>/; this matches them to the scene JSONs' readable indices (visible >= 0.6)
 and reports, per design, the share with a detected box of IoU >= 0.5 and the share with a
-box centre inside the true box.
+box centre inside the true box; and of the indices found with their rank (a corner of
+confidence >= 0.25 and IoU >= 0.3), the share whose direction is read more than 30 degrees
+off, overall and per rank (a card placed turned lands in the wrong stack).
 
     python -m bench.bench_designs build/corner-cache/<hash> build/scenes-t3/test
 """
@@ -12,22 +14,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from scanner.classes import CLASS_ID
 from scanner.detector import box_iou
+
+# a found index's direction is "off" when read more than this many degrees from the truth
+ANGLE_OFF = 30.0
 
 
 def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dict[str, dict]:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    # per design and rank: found with their rank, of them read off
+    turned: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for f in sorted(cache.glob(f"{scenes.name}-scene_*.npz")):
-        if not f.stem.split("_")[-1].isdigit():
-            continue  # corners of a turned photo (bench_layout --turn): other boxes
-        scene = json.loads((scenes / f"{f.stem.split('-', 1)[1]}.json").read_text())
+        # `bench_layout.cache_name`: folder-scene_N-<hash of the photo>[-t90 when turned]
+        name = re.fullmatch(rf"{re.escape(scenes.name)}-(scene_\d+)-[0-9a-f]+(-t\d+)?", f.stem)
+        if name is None or name.group(2):
+            continue  # not this folder's, or corners of a turned photo: other boxes
+        scene = json.loads((scenes / f"{name.group(1)}.json").read_text())
         with np.load(f) as z:
-            boxes = z["boxes"]
+            boxes, class_ids = z["boxes"], z["class_ids"]
+            confidence, angle = z["confidence"], z["angle"]
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2
         for card in scene["cards"]:
             if not card.get("face_up", True):
@@ -41,8 +53,27 @@ def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dic
                     b = np.asarray(ind["box"])
                     c[1] += bool(box_iou(b, boxes).max() >= 0.5)
                     c[2] += bool(((centres >= b[:2]) & (centres <= b[2:])).all(axis=1).any())
-    return {d: {"indices": n, "recall_iou50": round(a / n, 3), "centre_inside": round(i / n, 3)}
-            for d, (n, a, i) in sorted(counts.items())}
+                    rank = card["rank"] if card["rank"] != "3" else \
+                        ("3R" if card["card"][-1] in "HD" else "3B")
+                    hit = (box_iou(b, boxes) >= 0.3) & (class_ids == CLASS_ID.get(rank, -1)) \
+                        & (confidence >= 0.25)
+                    if hit.any() and "angle" in ind:
+                        best = int(np.flatnonzero(hit)[np.argmax(confidence[hit])])
+                        off = abs((float(angle[best]) - ind["angle"] + 180.0) % 360.0 - 180.0)
+                        t = turned[card["design"]][rank]
+                        t[0] += 1
+                        t[1] += off > ANGLE_OFF
+    out = {}
+    for d, (n, a, i) in sorted(counts.items()):
+        found = sum(t[0] for t in turned[d].values())
+        off = sum(t[1] for t in turned[d].values())
+        out[d] = {"indices": n, "recall_iou50": round(a / n, 3), "centre_inside": round(i / n, 3),
+                  "angle_off_30": round(off / max(found, 1), 3),
+                  # ranks with 20 or more found indices, read off more than 5% of the time
+                  "angle_off_30_by_rank": {r: round(t[1] / t[0], 3) for r, t in
+                                           sorted(turned[d].items())
+                                           if t[0] >= 20 and t[1] > 0.05 * t[0]}}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -143,7 +143,8 @@ class OnnxDetector:
                  upright: bool | None = None,
                  six_nine_margin: float | None = None,
                  fine_below: float | None = None,
-                 six_nine_weight: float | None = None) -> None:
+                 six_nine_weight: float | None = None,
+                 wide_direction: tuple[str, ...] | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -215,7 +216,8 @@ class OnnxDetector:
                                      else run.get("six_nine_weight", 0.5))
         # Ranks whose direction the 6/9 reader's wide look settles (its crop shows the
         # card's edges; a bare glyph alone may read turned): see `_settle_directions`.
-        self.wide_direction = tuple(run.get("wide_direction", ())) \
+        self.wide_direction = tuple(wide_direction if wide_direction is not None
+                                    else run.get("wide_direction", ())) \
             if self._sn is not None or self._dir is not None else ()
         # Small indices: when the sure boxes of the finest pass are under `fine_below`
         # pixels (median long side), one more pass runs with them `fine_target` pixels

@@ -365,7 +365,7 @@ def test_the_wider_look_can_keep_a_six_and_is_off_at_zero() -> None:
     assert np.isclose(probs[0, CLASS_ID["6"]], 0.95 * (0.5 / 0.95 + 0.8) / 2)
     # through `read`: the wide look runs only when switched on (the stub reads every crop 9)
     for margin, looks in ((0.0, []), (1.7, [(1, (0, 1, 2, 3))])):
-        d = OnnxDetector(six_nine_margin=margin, reread_below=0.8)
+        d = OnnxDetector(six_nine_margin=margin, reread_below=0.8, wide_direction=())
         calls: list = []
         _six_nine_reader(d, wide_nine=0.9, calls=calls)
         d.read(rgb, boxes)
@@ -545,8 +545,11 @@ def test_the_wide_look_settles_the_direction_of_the_ranks_it_is_asked_to(tmp_pat
     assert seen == [(3, (48, 48), (0, 1, 2, 3), det._sn)]
     # agreeing within 45 degrees: kept; opposite: turned round; a quarter off: the wide one
     assert np.allclose(angles, [10.0, 10.0, 0.0, 100.0])
-    # off without a 6/9 reader, or when no rank is named
-    assert OnnxDetector(MODELS_DIR).wide_direction == ()
+    # the shipped settings name the bare glyphs that read turned; off when none is named
+    assert OnnxDetector(MODELS_DIR).wide_direction == ("6", "9", "8")
+    del meta["runtime"]["wide_direction"]
+    (models / "detector.json").write_text(json.dumps(meta))
+    assert OnnxDetector(models).wide_direction == ()
 
 
 def test_a_direction_reader_reads_the_directions_when_there_is_one(tmp_path: Path) -> None:
