@@ -1274,6 +1274,13 @@ LAYOUT_MIN_CONFIDENCE = 0.4
 # detector v4, meld exact 78.0% -> 79.3% and deal score 56.2% -> 60.7% at 0.25 (0.2: 79.1%
 # / 59.6%, 0.1: 78.4% / 53.9%; `bench_layout --supported-gate`, docs/LAYOUT.md).
 LAYOUT_SUPPORTED_CONFIDENCE = 0.25
+# Between the two, the right corners are unsure by the detector's score (test, shipped
+# models: median score 0.32-0.45, rank probability 0.85) and the false ones by the reader
+# (rank probability 0.53-0.71): a corner from SURE_READING_FLOOR whose rank the reader
+# gives SURE_READING or more counts as sure (val layouts, detector v5: meld exact 82.7% ->
+# 82.9%, deal 68.5% -> 69.7%; 0.9: 82.7% / 67.4%, 0.98: unchanged; docs/LAYOUT.md).
+SURE_READING = 0.95
+SURE_READING_FLOOR = 0.3
 
 
 # A joker's index is a vertical JOKER, labelled by its first letters (the part a meld
@@ -1351,7 +1358,9 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     `min_confidence` are not used (they belong to no card): every corner counts as a card
     here, so the layout can want a stricter gate than the detector's own. Corners from
     `supported_confidence` up to `min_confidence` are used where they fill an empty
-    place on a column or row of surer cards of their rank (or a wild).
+    place on a column or row of surer cards of their rank (or a wild); those from
+    `SURE_READING_FLOOR` whose rank the reader reads with `SURE_READING` or more are used
+    as sure ones.
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
@@ -1361,6 +1370,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     maybe_letters = (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any()
     floor = min_confidence if supported_confidence is None else supported_confidence
     used = (corners.confidence >= min_confidence) & ~letters
+    if supported_confidence is not None:
+        # an unsure corner the reader is sure of: unsure by the detector's score alone
+        used |= ((corners.confidence >= max(SURE_READING_FLOOR, floor))
+                 & (corners.rank_confidence >= SURE_READING) & ~letters)
     candidates = (corners.confidence >= floor) & ~used & ~letters
     if (candidates.any() or maybe_letters) and used.any():
         cards, stacks, typical_h, seen_geo, _ = _read_cards(

@@ -1351,3 +1351,23 @@ def test_unsure_cards_off_any_lattice_do_not_stand_by_themselves():
     reading = read_table(_with_confidence(corners, sevens, 0.35), (W, H), min_confidence=0.4,
                          supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K"] * 3]
+
+
+@pytest.mark.parametrize("rank_probability, taken", [(0.6, False), (0.97, True)])
+def test_an_unsure_corner_the_reader_is_sure_of_counts_as_sure(rank_probability, taken):
+    # three sevens laid unevenly (no lattice to support them) with a detector score that
+    # leaves them unsure: a reader sure of their rank makes them cards, an unsure one not
+    h = CARD_H
+    table = [{"card": c, "x": 1000 + dx * h, "y": 1500 + dy * h, "angle": 0.0}
+             for c, dx, dy in (("7H", 0.0, 0.0), ("7S", 0.02, 0.25), ("7D", 0.0, 0.62))]
+    table += column(["KH", "KS", "KD"], 1800, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    conf, rank_conf = corners.confidence.copy(), corners.confidence.copy()
+    conf[sevens], rank_conf[sevens] = 0.35, rank_probability
+    unsure = Corners(corners.boxes, corners.class_ids, conf, corners.angle, rank_conf)
+    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.3)
+    melds = sorted(map(tuple, team_melds(reading, 0)))
+    assert melds == ([("7",) * 3, ("K",) * 3] if taken else [("K",) * 3])
+    # without a floor for unsure corners the gate alone decides, as before
+    assert team_melds(read_table(unsure, (W, H), min_confidence=0.4), 0) == [["K"] * 3]
