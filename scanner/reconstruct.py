@@ -178,9 +178,12 @@ def _wild_order(token: str) -> int:
 
 def _unit_vectors(angle_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Up and right unit vectors (image coords, y down) of a thing whose top points at `angle`."""
-    a = np.radians(angle_deg)
-    up = np.stack([np.sin(a), -np.cos(a)], axis=-1)
-    right = np.stack([np.cos(a), np.sin(a)], axis=-1)
+    a = np.radians(np.asarray(angle_deg, dtype=float))
+    sin, cos = np.sin(a), np.cos(a)
+    # filled in place: np.stack costs more than the trigonometry on the layout's small arrays
+    up, right = np.empty(a.shape + (2,)), np.empty(a.shape + (2,))
+    up[..., 0], up[..., 1] = sin, -cos
+    right[..., 0], right[..., 1] = cos, sin
     return up, right
 
 
@@ -192,8 +195,12 @@ def _angle_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _circular_mean(angles: np.ndarray, weights: np.ndarray | None = None) -> float:
     a = np.radians(np.asarray(angles, dtype=float))
-    w = np.ones_like(a) if weights is None else np.asarray(weights, dtype=float)
-    return float(np.degrees(np.arctan2((w * np.sin(a)).sum(), (w * np.cos(a)).sum())) % 360)
+    if weights is None:
+        y, x = np.sin(a).sum(), np.cos(a).sum()
+    else:
+        w = np.asarray(weights, dtype=float)
+        y, x = (w * np.sin(a)).sum(), (w * np.cos(a)).sum()
+    return float(np.degrees(np.arctan2(y, x)) % 360)
 
 
 def _unrotated_sizes(corners: Corners, angles: np.ndarray
@@ -1375,9 +1382,11 @@ def read_table(corners: Corners, image_size: tuple[int, int],
         used |= ((corners.confidence >= max(SURE_READING_FLOOR, floor))
                  & (corners.rank_confidence >= SURE_READING) & ~letters)
     candidates = (corners.confidence >= floor) & ~used & ~letters
+    first = None  # the reading with the unsure corners: (its corners, its result)
     if (candidates.any() or maybe_letters) and used.any():
-        cards, stacks, typical_h, seen_geo, _ = _read_cards(
-            corners, np.flatnonzero(used | candidates), image_size, geo)
+        first = (np.flatnonzero(used | candidates),)
+        first += (_read_cards(corners, first[0], image_size, geo),)
+        cards, stacks, typical_h, seen_geo, _ = first[1]
         if maybe_letters:
             whole = np.zeros(len(corners), bool)
             for card in cards:
@@ -1398,8 +1407,12 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
-    cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
-                                                            image_size, geo)
+    if first is not None and np.array_equal(first[0], np.flatnonzero(used)):
+        # every unsure corner was taken: the first reading is this one (nothing changed it)
+        cards, stacks, typical_h, geo, stack_team = first[1]
+    else:
+        cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
+                                                                image_size, geo)
     _infer_hidden_cards(cards, stacks, typical_h)
     review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
