@@ -39,23 +39,13 @@ import numpy as np
 from bench.bench_layout import _model_key, _why, corners_for, load_scenes
 from scanner.classes import INDEX_CLASSES
 from scanner.corners import Corners
+from scanner.detector import box_iou
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
     TableReading,
     read_table,
 )
-
-
-def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """IoU of one xyxy box with each of `boxes` (N, 4)."""
-    x1 = np.maximum(box[0], boxes[:, 0])
-    y1 = np.maximum(box[1], boxes[:, 1])
-    x2 = np.minimum(box[2], boxes[:, 2])
-    y2 = np.minimum(box[3], boxes[:, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    return inter / np.maximum((box[2] - box[0]) * (box[3] - box[1]) + areas - inter, 1e-9)
 
 
 def card_class(card: dict) -> str:

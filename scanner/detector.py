@@ -119,6 +119,18 @@ def _session(path: Path, threads: int, spin: bool = True):
                                 providers=["CPUExecutionProvider"])
 
 
+def _wide_reader(model_dir: Path, meta: dict, key: str, threads: int):
+    """(session, crop size, crop margin) of the optional reader detector.json names under
+    `key`, or (None, 0, 0.0) when it names none; a named file that is missing is an error."""
+    entry = meta.get(key)
+    if not entry:
+        return None, 0, 0.0
+    path = model_dir / entry["file"]
+    if not path.is_file():
+        raise ModelNotFound(f"model file {path} is missing")
+    return _session(path, threads, spin=False), int(entry["crop_size"]), float(entry["crop_margin"])
+
+
 def _softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -161,26 +173,12 @@ class OnnxDetector:
         self._cls = _session(cls_path, threads, spin=False)
         # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
         # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
-        six_nine = self.meta.get("six_nine")
-        self._sn = None
-        if six_nine:
-            sn_path = model_dir / six_nine["file"]
-            if not sn_path.is_file():
-                raise ModelNotFound(f"model file {sn_path} is missing")
-            self._sn = _session(sn_path, threads, spin=False)
-            self.sn_size = int(six_nine["crop_size"])
-            self.sn_margin = float(six_nine["crop_margin"])
+        self._sn, self.sn_size, self.sn_margin = _wide_reader(model_dir, self.meta, "six_nine",
+                                                              threads)
         # The direction reader (optional): the same network trained on every rank from a
         # wide crop (`datasets.train_classifier --direction`); see `_settle_directions`.
-        direction = self.meta.get("direction")
-        self._dir = None
-        if direction:
-            dir_path = model_dir / direction["file"]
-            if not dir_path.is_file():
-                raise ModelNotFound(f"model file {dir_path} is missing")
-            self._dir = _session(dir_path, threads, spin=False)
-            self.dir_size = int(direction["crop_size"])
-            self.dir_margin = float(direction["crop_margin"])
+        self._dir, self.dir_size, self.dir_margin = _wide_reader(model_dir, self.meta,
+                                                                 "direction", threads)
         self._det_input = self._det.get_inputs()[0].name
         self._cls_input = self._cls.get_inputs()[0].name
         self._sn_input = self._sn.get_inputs()[0].name if self._sn is not None else None

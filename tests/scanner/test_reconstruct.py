@@ -1339,15 +1339,21 @@ def test_a_column_read_unsure_throughout_stands_by_itself():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("7",) * 4, ("K",) * 3]
 
 
-def test_unsure_cards_off_any_lattice_do_not_stand_by_themselves():
-    # three unsure sevens in a line but 0.25 and 0.37 card heights apart (no common step)
-    # are not taken: only a regular line of unsure cards stands without sure ones
+def _uneven_sevens_beside_kings() -> tuple[Corners, np.ndarray]:
+    """Three sevens in a line but 0.25 and 0.37 card heights apart (no common step), and a
+    column of three kings: the corners, and which of them are the sevens'."""
     h = CARD_H
     table = [{"card": c, "x": 1000 + dx * h, "y": 1500 + dy * h, "angle": 0.0}
              for c, dx, dy in (("7H", 0.0, 0.0), ("7S", 0.02, 0.25), ("7D", 0.0, 0.62))]
     table += column(["KH", "KS", "KD"], 1800, 1500)
     corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    return corners, np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+
+
+def test_unsure_cards_off_any_lattice_do_not_stand_by_themselves():
+    # three unsure sevens in a line but 0.25 and 0.37 card heights apart (no common step)
+    # are not taken: only a regular line of unsure cards stands without sure ones
+    corners, sevens = _uneven_sevens_beside_kings()
     reading = read_table(_with_confidence(corners, sevens, 0.35), (W, H), min_confidence=0.4,
                          supported_confidence=0.3)
     assert team_melds(reading, 0) == [["K"] * 3]
@@ -1357,12 +1363,7 @@ def test_unsure_cards_off_any_lattice_do_not_stand_by_themselves():
 def test_an_unsure_corner_the_reader_is_sure_of_counts_as_sure(rank_probability, taken):
     # three sevens laid unevenly (no lattice to support them) with a detector score that
     # leaves them unsure: a reader sure of their rank makes them cards, an unsure one not
-    h = CARD_H
-    table = [{"card": c, "x": 1000 + dx * h, "y": 1500 + dy * h, "angle": 0.0}
-             for c, dx, dy in (("7H", 0.0, 0.0), ("7S", 0.02, 0.25), ("7D", 0.0, 0.62))]
-    table += column(["KH", "KS", "KD"], 1800, 1500)
-    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    corners, sevens = _uneven_sevens_beside_kings()
     conf, rank_conf = corners.confidence.copy(), corners.confidence.copy()
     conf[sevens], rank_conf[sevens] = 0.35, rank_probability
     unsure = Corners(corners.boxes, corners.class_ids, conf, corners.angle, rank_conf)
