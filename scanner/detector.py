@@ -131,6 +131,11 @@ def _wide_reader(model_dir: Path, meta: dict, key: str, threads: int):
     return _session(path, threads, spin=False), int(entry["crop_size"]), float(entry["crop_margin"])
 
 
+def _mean_direction(back: np.ndarray) -> np.ndarray:
+    """The mean of (turns, N) directions in radians, as unit vectors: (N,) degrees."""
+    return np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
+
+
 def _softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -378,14 +383,15 @@ class OnnxDetector:
             cos = np.cos(back[0, unsure]) + np.cos(more_b).sum(axis=0)
             back[0, unsure] = np.arctan2(sin, cos)
         angles = np.degrees(back[0]) % 360
+        seen: dict[int, float] = {}
         if self.six_nine_margin > 0:
-            self._six_or_nine(rgb, boxes, probs[0], angles)
+            seen = self._six_or_nine(rgb, boxes, probs[0], angles)
         if self.wide_direction:
-            self._settle_directions(rgb, boxes, probs[0], angles)
+            self._settle_directions(rgb, boxes, probs[0], angles, seen)
         return probs[0].astype(np.float32), angles.astype(np.float32)
 
     def _settle_directions(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
-                           angles: np.ndarray) -> None:
+                           angles: np.ndarray, seen: dict[int, float] | None = None) -> None:
         """Directions of the corners read as one of `wide_direction`, settled by a wide look.
 
         The tight crop of a bare glyph shows no pip to tell its top from its bottom, and a
@@ -397,26 +403,30 @@ class OnnxDetector:
         turned round where it is opposite (within 45 degrees of the turned wide one), and
         is replaced by the wide one otherwise. With a direction reader (`direction.onnx`,
         `datasets.train_classifier --direction`: the same network trained on every rank
-        from its own wide crop) it reads the wide look instead of the 6/9 reader.
+        from its own wide crop) it reads the wide look instead of the 6/9 reader. `seen`
+        maps crops to the 6/9 reader's direction (degrees) where `_six_or_nine` has read
+        it already: those are not read twice.
         """
         top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
         ranks = [INDEX_CLASSES.index(r) for r in self.wide_direction]
         pick = np.flatnonzero(np.isin(top, ranks))
         if not len(pick):
             return
-        if self._dir is not None:  # the direction reader, else the 6/9 reader
-            crops = crop_indices(rgb, boxes[pick], self.dir_size, self.dir_margin)
-            back = self._read_views(crops, (0, 1, 2, 3), self._dir)[1]
-        else:
-            crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
-            back = self._read_views(crops, (0, 1, 2, 3), self._sn)[1]
-        wide = np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
+        seen = (seen or {}) if self._dir is None else {}  # a direction reader reads them all
+        known = np.array([int(i) in seen for i in pick], bool)
+        wide = np.array([seen.get(int(i), 0.0) for i in pick])
+        if (~known).any():
+            reader, size, margin = ((self._dir, self.dir_size, self.dir_margin)
+                                    if self._dir is not None
+                                    else (self._sn, self.sn_size, self.sn_margin))
+            crops = crop_indices(rgb, boxes[pick[~known]], size, margin)
+            wide[~known] = _mean_direction(self._read_views(crops, (0, 1, 2, 3), reader)[1])
         off = np.abs((angles[pick] - wide + 180.0) % 360.0 - 180.0)
         angles[pick] = np.where(off <= 45.0, angles[pick],
                                 np.where(off >= 135.0, angles[pick] + 180.0, wide)) % 360.0
 
     def _six_or_nine(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
-                     angles: np.ndarray) -> None:
+                     angles: np.ndarray) -> dict[int, float]:
         """Settle 6 against 9 from a wider look, in place.
 
         A bare 6 turned over is a 9 (one-index decks print no pip under the rank; a card
@@ -431,16 +441,21 @@ class OnnxDetector:
         one, the reader reads a crop `six_nine_margin` times the box and the split is the
         mean of the two (the wider one alone, by a reader trained on tight crops, lost a
         little on decks whose pip settles it up close: val rank accuracy 0.9964 -> 0.9953).
+        Returns the 6/9 reader's direction (degrees) of each crop it read, by crop number
+        (none without a 6/9 reader), for `_settle_directions`.
         """
         six, nine = INDEX_CLASSES.index("6"), INDEX_CLASSES.index("9")
         top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
         mass = probs[:, six] + probs[:, nine]
         pick = np.flatnonzero(((top == six) | (top == nine)) & (mass >= 0.5))
         if not len(pick):
-            return
+            return {}
+        directions: dict[int, float] = {}
         if self._sn is not None:  # the 6/9 reader, on its own wider crops
             crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
-            wide = self._read_views(crops, (0, 1, 2, 3), self._sn)[0].mean(axis=0)
+            views, back = self._read_views(crops, (0, 1, 2, 3), self._sn)
+            wide = views.mean(axis=0)
+            directions = dict(zip(pick.tolist(), _mean_direction(back).tolist(), strict=True))
             w = self.six_nine_weight
         else:
             crops = crop_indices(rgb, boxes[pick], self.crop_size, self.six_nine_margin)
@@ -453,6 +468,7 @@ class OnnxDetector:
         probs[pick, six] = mass[pick] * (1 - share)
         turned = pick[(share > 0.5) != was_nine]
         angles[turned] = (angles[turned] + 180.0) % 360
+        return directions
 
     def _sideways_turn(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
                        most: int = 16) -> int:

@@ -579,3 +579,26 @@ def test_a_direction_reader_reads_the_directions_when_there_is_one(tmp_path: Pat
     (models / "detector.json").write_text(json.dumps(meta))
     with pytest.raises(ModelNotFound, match="gone-direction.onnx"):
         OnnxDetector(models)
+
+
+def test_a_six_s_wide_look_is_read_once_for_its_split_and_its_direction() -> None:
+    # the 6/9 reader's four views of a 6 give both its 6/9 split and its direction; an 8
+    # is read by it for its direction only
+    det = OnnxDetector(six_nine_margin=1.7, reread_below=0.0, wide_direction=("6", "9", "8"))
+    rgb = np.full((200, 200, 3), 255, np.uint8)
+    boxes = np.array([[20, 20, 40, 50], [100, 100, 120, 130]], np.float32)
+    calls: list = []
+
+    def views(crops, turns, session=None):
+        calls.append((len(crops), tuple(turns), session is det._sn))
+        p = np.zeros((len(turns), len(crops), len(det.classes)), np.float32)
+        p[..., CLASS_ID["6"]] = 1.0
+        if session is None:  # the tight reader: a 6 and an 8, both read up
+            p[:, 1, CLASS_ID["6"]], p[:, 1, CLASS_ID["8"]] = 0.0, 1.0
+        return p, np.zeros((len(turns), len(crops)))
+
+    det._read_views = views
+    probs, angles = det.read(rgb, boxes)
+    assert calls == [(2, (0,), False), (1, (0, 1, 2, 3), True), (1, (0, 1, 2, 3), True)]
+    assert probs[0].argmax() == CLASS_ID["6"] and probs[1].argmax() == CLASS_ID["8"]
+    assert np.allclose(angles, [0.0, 0.0])
