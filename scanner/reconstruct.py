@@ -1384,8 +1384,8 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     candidates = (corners.confidence >= floor) & ~used & ~letters
     first = None  # the reading with the unsure corners: (its corners, its result)
     if (candidates.any() or maybe_letters) and used.any():
-        first = (np.flatnonzero(used | candidates),)
-        first += (_read_cards(corners, first[0], image_size, geo),)
+        first_ids = np.flatnonzero(used | candidates)
+        first = (first_ids, _read_cards(corners, first_ids, image_size, geo))
         cards, stacks, typical_h, seen_geo, _ = first[1]
         if maybe_letters:
             whole = np.zeros(len(corners), bool)
