@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datasets.groundtruth import rank_class
 from scanner.classes import CLASS_ID
 from scanner.detector import box_iou
 
@@ -51,12 +52,11 @@ def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dic
                 c[0] += 1
                 if len(boxes):
                     b = np.asarray(ind["box"])
-                    c[1] += bool(box_iou(b, boxes).max() >= 0.5)
+                    overlap = box_iou(b, boxes)
+                    c[1] += bool(overlap.max() >= 0.5)
                     c[2] += bool(((centres >= b[:2]) & (centres <= b[2:])).all(axis=1).any())
-                    rank = card["rank"] if card["rank"] != "3" else \
-                        ("3R" if card["card"][-1] in "HD" else "3B")
-                    hit = (box_iou(b, boxes) >= 0.3) & (class_ids == CLASS_ID.get(rank, -1)) \
-                        & (confidence >= 0.25)
+                    rank = rank_class(card["card"])
+                    hit = (overlap >= 0.3) & (class_ids == CLASS_ID[rank]) & (confidence >= 0.25)
                     if hit.any() and "angle" in ind:
                         best = int(np.flatnonzero(hit)[np.argmax(confidence[hit])])
                         off = abs((float(angle[best]) - ind["angle"] + 180.0) % 360.0 - 180.0)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_layout import _model_key, _why, corners_for, load_scenes
+from datasets.groundtruth import rank_class
 from scanner.classes import INDEX_CLASSES
 from scanner.corners import Corners
 from scanner.detector import box_iou
@@ -46,13 +47,6 @@ from scanner.reconstruct import (
     TableReading,
     read_table,
 )
-
-
-def card_class(card: dict) -> str:
-    """The scene card's index class (threes by colour)."""
-    if card["rank"] == "3":
-        return "3R" if card["card"][-1] in "HD" else "3B"
-    return card["rank"]
 
 
 def explain_scene(scene: dict, corners: Corners, reading: TableReading,
@@ -77,6 +71,7 @@ def explain_scene(scene: dict, corners: Corners, reading: TableReading,
         missed = []
         for cid in meld["card_ids"]:
             card = true_cards[cid]
+            want = rank_class(card["card"])
             visible = [ix for ix in card["indices"] if ix["visible"] >= 0.5]
             mine: set[int] = set()
             best = None
@@ -101,7 +96,7 @@ def explain_scene(scene: dict, corners: Corners, reading: TableReading,
                 state = ("in_other_card" if owner[best] in members else
                          "left_out" if other.team is None else
                          "unmelded" if other.meld is None else "other_meld")
-                if other.rank != card_class(card):
+                if other.rank != want:
                     state += ":rank"
             elif corners.confidence[best] < floor:
                 state = "below_floor"
@@ -115,7 +110,7 @@ def explain_scene(scene: dict, corners: Corners, reading: TableReading,
             counts[f"where:{where}"] += 1
             got = "" if best is None else \
                 f" ({INDEX_CLASSES[corners.class_ids[best]]} {corners.confidence[best]:.2f})"
-            missed.append(f"{card_class(card)} {where} {state}{got}")
+            missed.append(f"{want} {where} {state}{got}")
         for k in members:
             if k not in matched:
                 counts["extra_seen" if reading.cards[k].corner_ids else "extra_inferred"] += 1

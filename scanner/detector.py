@@ -185,9 +185,9 @@ class OnnxDetector:
         self._dir, self.dir_size, self.dir_margin = _wide_reader(model_dir, self.meta,
                                                                  "direction", threads)
         self._det_input = self._det.get_inputs()[0].name
-        self._cls_input = self._cls.get_inputs()[0].name
-        self._sn_input = self._sn.get_inputs()[0].name if self._sn is not None else None
-        self._dir_input = self._dir.get_inputs()[0].name if self._dir is not None else None
+        # each reader session's input name, read once
+        self._input = {s: s.get_inputs()[0].name for s in (self._cls, self._sn, self._dir)
+                       if s is not None}
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
@@ -354,9 +354,7 @@ class OnnxDetector:
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
         session = session or self._cls
-        name = (self._sn_input if session is self._sn else
-                self._dir_input if session is self._dir else self._cls_input)
-        logits, direction = session.run(None, {name: blob})
+        logits, direction = session.run(None, {self._input[session]: blob})
         n = len(crops)
         probs = _softmax(logits).reshape(len(turns), n, -1)
         read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
