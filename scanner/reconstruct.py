@@ -658,6 +658,9 @@ MAX_WILDS = Ruleset().max_wilds
 MIN_NATURALS = Ruleset().min_naturals
 # a second rank of a stack read with less mean rank confidence than this is a misread
 MISREAD_GROUP = 0.7
+# ... unless its cards lie at another angle than the leading rank's (by more than this, in
+# degrees, and not by a half turn, which is how a bare 6 and 9 are misread): a meld of its own
+MISREAD_TURN = 15.0
 
 
 def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
@@ -680,10 +683,14 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
                         key=lambda ids: (-len(ids), -sum(cards[i].rank_confidence for i in ids)))
         if len(groups) >= 2 and cards[groups[0][0]].rank not in ("3R", "3B"):
             lead = cards[groups[0][0]].rank
+            lead_angle = _circular_mean([cards[i].angle for i in groups[0]])
             for ids in groups[1:]:
                 if cards[ids[0]].rank in ("3R", "3B") or \
                         np.mean([cards[i].rank_confidence for i in ids]) >= MISREAD_GROUP:
                     continue  # a three is never a misread natural: it lies beside a meld
+                turn = float(_angle_diff(_circular_mean([cards[i].angle for i in ids]), lead_angle))
+                if MISREAD_TURN < turn < 180.0 - MISREAD_TURN:
+                    continue  # laid at another angle: a meld of its own, not a misread
                 for i in ids:
                     cards[i].notes.append(f"read as {cards[i].rank} in a column of {lead}: "
                                           f"counted as {lead}")

@@ -1069,6 +1069,21 @@ def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
     assert not any("counted as 6" in r["message"] for r in sure.review)
 
 
+def test_an_unsure_column_at_its_own_angle_beside_another_is_a_meld_of_its_own():
+    # a column of fives and, touching it, a column of fours laid 30 degrees askew whose
+    # (tango-like) fours the reader is unsure of: two melds, not nine fives
+    width = 0.714 * CARD_H
+    table = column(["5H", "5S", "5D", "5C", "5H"], 1000, 1700) + column(
+        ["4H", "4S", "4D", "4C"], 1000 + 0.9 * width, 1700, angle=30)
+    corners, _ = read(table)
+    fours = corners.class_ids == CLASS_ID["4"]
+    rank_conf = np.where(fours, 0.6, corners.confidence)
+    reading = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence,
+                                 corners.angle, rank_conf), (W, H))
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("4",) * 4, ("5",) * 5]
+    assert not any("counted as 5" in r["message"] for r in reading.review)
+
+
 def test_a_fourth_wild_goes_to_the_neighbouring_meld_with_room():
     from scanner.reconstruct import CardReading, _rehome_surplus_wilds
 
