@@ -1562,7 +1562,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         out.extend(m for i in held if any(firm[m] for m in cards[i].corner_ids)
                    for m in cards[i].corner_ids if not sure[m])
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
-        if unsure and len(held) < 2:
+        if unsure and (len(held) < 2 or not ranks):
+            # (sure wild cards alone do not say the line's rank)
             out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect))
             continue
         if not unsure or len(held) < 2 or not ranks:
@@ -1623,8 +1624,8 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
             _inside_card(centres[cards[i].corner_ids], w, card_h, aspect).any()
             for i in line for w in whole if w.rank != cards[i].rank):
         return []
-    pts = np.array([cards[i].center for i in line])
     angle = _circular_mean(np.array([cards[i].angle for i in line]))
+    pts = np.array([_placed(cards[i], centres, angle, card_h) for i in line])
     for along_axis, across_axis in _line_axes(angle):
         along, across = pts @ along_axis, pts @ across_axis
         if np.ptp(along) < 0.1 * card_h:
@@ -1654,6 +1655,30 @@ def _inside_card(points: np.ndarray, card: CardReading, card_h: float, aspect: f
     rel = np.asarray(points, float).reshape(-1, 2) - np.asarray(card.center, float)
     return ((np.abs(rel @ up[0]) < (0.5 - INSIDE_MARGIN) * card_h)
             & (np.abs(rel @ right[0]) < (0.5 * aspect - INSIDE_MARGIN) * card_h))
+
+
+def _placed(card: CardReading, centres: np.ndarray | None, angle: float,
+            card_h: float) -> np.ndarray:
+    """Where a card seen by one index lies on a line at `angle`: turned about that index.
+
+    A single index's angle errs by several degrees (tens on small bare glyphs), which
+    swings its card about the index: placed at its line's angle instead, a column of
+    such cards lines up as its indices do. Given `centres` (the corners'), a card whose
+    corners (an index and its duplicate boxes) lie within a tenth of a card of their mean
+    is turned; one seen by two or more indices, or any card without `centres`, keeps
+    its own centre.
+    """
+    centre = np.asarray(card.center, dtype=float)
+    if centres is None or not card.corner_ids:
+        return centre
+    at = centres[card.corner_ids]
+    anchor = at.mean(axis=0)
+    if np.linalg.norm(at - anchor, axis=1).max() > 0.1 * card_h:
+        return centre
+    d = math.radians(angle - card.angle)
+    cos, sin = math.cos(d), math.sin(d)
+    v = centre - anchor
+    return anchor + np.array([cos * v[0] - sin * v[1], sin * v[0] + cos * v[1]])
 
 
 def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:

@@ -1354,6 +1354,23 @@ def test_a_column_read_unsure_throughout_stands_by_itself():
     assert sorted(map(tuple, team_melds(reading, 0))) == [("7",) * 4, ("K",) * 3]
 
 
+def test_an_unsure_column_with_sure_wilds_and_swinging_angles_stands_by_itself():
+    # small bare glyphs: the kings of a column read unsure, each index's angle up to 25
+    # degrees off (which swings its card about the index), and only the column's two
+    # twos sure; a line by their indices, it is a meld of kings with two wilds
+    table = column(["KH", "KS", "KD", "KC", "2D", "2S"], 1000, 1500) + column(
+        ["QH", "QS", "QD"], 1600, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    kings = np.flatnonzero(corners.class_ids == CLASS_ID["K"])
+    angle = corners.angle.copy()
+    angle[kings] = (angle[kings] + np.resize([25.0, -20.0, 15.0, -25.0, 20.0], len(kings))) % 360
+    conf = corners.confidence.copy()
+    conf[kings] = 0.35
+    reading = read_table(Corners(corners.boxes, corners.class_ids, conf, angle), (W, H),
+                         min_confidence=0.4, supported_confidence=0.3)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("K",) * 4 + ("2", "2"), ("Q",) * 3]
+
+
 def _uneven_sevens_beside_kings() -> tuple[Corners, np.ndarray]:
     """Three sevens in a line but 0.25 and 0.37 card heights apart (no common step), and a
     column of three kings: the corners, and which of them are the sevens'."""
