@@ -1530,7 +1530,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     next to a sure card yet off every sure card's spot (`_clear_place`, unless its rank
     is a misread's), is taken too. An unsure corner that joins a sure corner's card is
     taken as well: it is the card's other end (or a duplicate of the sure one). A stack
-    with fewer than two sure cards may still be a line of its own (`_line_of_their_own`).
+    with fewer than two sure cards, or only sure wilds, may still be a line of its own
+    (`_line_of_their_own`).
     No
     unsure corner lying inside a sure whole card is taken (given `centres`, the corners'
     centres): nothing shows through a card in full view, so it is print on that card (the
@@ -1605,9 +1606,9 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
     A deck the detector knows badly is read unsure throughout, so a meld of it may have
     fewer than two sure cards to support the rest. At least `SELF_LINE_MIN` cards of
     the stack's commonest rank (two of them naturals) or wild, on one straight line
-    (within 0.12 card heights) a whole number of one step apart (within a quarter step,
-    the step 0.12-0.7 card heights, at most three steps between two cards), are taken
-    together: false corners (print on a card's face, an index read twice) do not fall
+    (within 0.12 card heights, each card seen by one index placed by `_placed`) a whole
+    number of one step apart (within a quarter step, the step 0.12-0.7 card heights, at
+    most three steps between two cards), are taken together: false corners (print on a card's face, an index read twice) do not fall
     on such a lattice. None of them may lie on the face of a sure whole card of another
     rank (`whole`). Red threes lie apart and are never a line.
     """
