@@ -377,9 +377,8 @@ class OnnxDetector:
         if extra and len(unsure):
             more_p, more_b = self._read_views(crops[unsure], extra)
             probs[0, unsure] = (probs[0, unsure] + more_p.sum(axis=0)) / (1 + len(extra))
-            sin = np.sin(back[0, unsure]) + np.sin(more_b).sum(axis=0)
-            cos = np.cos(back[0, unsure]) + np.cos(more_b).sum(axis=0)
-            back[0, unsure] = np.arctan2(sin, cos)
+            back[0, unsure] = np.radians(_mean_direction(np.concatenate([back[:1, unsure],
+                                                                         more_b])))
         angles = np.degrees(back[0]) % 360
         seen: dict[int, float] = {}
         if self.six_nine_margin > 0:

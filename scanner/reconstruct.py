@@ -1608,9 +1608,10 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
     the stack's commonest rank (two of them naturals) or wild, on one straight line
     (within 0.12 card heights, each card seen by one index placed by `_placed`) a whole
     number of one step apart (within a quarter step, the step 0.12-0.7 card heights, at
-    most three steps between two cards), are taken together: false corners (print on a card's face, an index read twice) do not fall
-    on such a lattice. None of them may lie on the face of a sure whole card of another
-    rank (`whole`). Red threes lie apart and are never a line.
+    most three steps between two cards), are taken together: false corners (print on a
+    card's face, an index read twice) do not fall on such a lattice. None of them may lie
+    on the face of a sure whole card of another rank (`whole`). Red threes lie apart and
+    are never a line.
     """
     naturals = Counter(cards[i].rank for i in stack
                        if not cards[i].is_wild and cards[i].corner_ids)
@@ -1676,10 +1677,10 @@ def _placed(card: CardReading, centres: np.ndarray | None, angle: float,
     anchor = at.mean(axis=0)
     if np.linalg.norm(at - anchor, axis=1).max() > 0.1 * card_h:
         return centre
-    d = math.radians(angle - card.angle)
-    cos, sin = math.cos(d), math.sin(d)
+    # the card's offset from its index, read in the card's frame, laid out in the line's
+    up, right = _unit_vectors(np.array([card.angle, angle]))
     v = centre - anchor
-    return anchor + np.array([cos * v[0] - sin * v[1], sin * v[0] + cos * v[1]])
+    return anchor + (v @ up[0]) * up[1] + (v @ right[0]) * right[1]
 
 
 def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
