@@ -184,23 +184,31 @@ def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_r
     return out
 
 
-def make_model():
-    """The index reader: 5 conv blocks, global pooling, a rank head and an angle head."""
-    import torch
+def conv_features(pool: bool = True):
+    """The readers' body: 6 conv blocks (40 px -> 5 px), then global pooling to 96 features
+    (without `pool`, the 96-channel map is left as it is)."""
     from torch import nn
 
     def block(cin: int, cout: int, stride: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
                              nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
+    return nn.Sequential(
+        block(3, 24, 1), block(24, 32, 2),      # 40 -> 20
+        block(32, 48, 1), block(48, 64, 2),     # 20 -> 10
+        block(64, 96, 1), block(96, 96, 2),     # 10 -> 5
+        *((nn.AdaptiveAvgPool2d(1), nn.Flatten()) if pool else ()))
+
+
+def make_model():
+    """The index reader: the conv body, a rank head and an angle head."""
+    import torch
+    from torch import nn
+
     class IndexReader(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.features = nn.Sequential(
-                block(3, 24, 1), block(24, 32, 2),      # 40 -> 20
-                block(32, 48, 1), block(48, 64, 2),     # 20 -> 10
-                block(64, 96, 1), block(96, 96, 2),     # 10 -> 5
-                nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.features = conv_features()
             self.rank = nn.Linear(96, len(CLASSES))
             self.angle = nn.Linear(96, 2)
 
@@ -254,13 +262,21 @@ def _augment(x, ang, gen):
         small = torch.nn.functional.interpolate(out[soft], size=(side, side), mode="area")
         out[soft] = torch.nn.functional.interpolate(small, size=x.shape[-2:], mode="bilinear",
                                                     align_corners=False)
+    return photometric(out, gen), ang
+
+
+def photometric(out, gen):
+    """Brightness, contrast, tint and noise of crops (N,3,H,W) in [0,1], clamped."""
+    import torch
+
+    n = out.shape[0]
     gain = torch.empty(n, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
     bias = torch.empty(n, 1, 1, 1).uniform_(-0.15, 0.15, generator=gen)
     tint = torch.empty(n, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
     out = out * gain * tint + bias
     out = out + torch.randn(out.shape, generator=gen) * torch.empty(n, 1, 1, 1).uniform_(
         0, 0.05, generator=gen)
-    return out.clamp(0, 1), ang
+    return out.clamp(0, 1)
 
 
 def evaluate(model, crops: np.ndarray, labels: np.ndarray, angles: np.ndarray) -> dict:

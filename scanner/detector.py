@@ -81,16 +81,24 @@ def non_max_suppression(boxes: np.ndarray, scores: np.ndarray, iou_threshold: fl
     return np.asarray(keep, dtype=np.int64)
 
 
+def crop_geometry(boxes: np.ndarray, margin: float = CROP_MARGIN
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Left, top and side (whole pixels) of the square crop `crop_indices` cuts around
+    each xyxy box: `margin` times the box's longer side, centred on the box."""
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    side = np.maximum(np.round(np.maximum(b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]) * margin), 2)
+    x0 = np.round((b[:, 0] + b[:, 2] - side) / 2)
+    y0 = np.round((b[:, 1] + b[:, 3] - side) / 2)
+    return x0.astype(np.int64), y0.astype(np.int64), side.astype(np.int64)
+
+
 def crop_indices(rgb: np.ndarray, boxes: np.ndarray, size: int = CROP_SIZE,
                  margin: float = CROP_MARGIN) -> np.ndarray:
     """(N,size,size,3) uint8 square crops centred on each xyxy box (image edges replicated)."""
-    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
     h, w = rgb.shape[:2]
-    out = np.zeros((len(boxes), size, size, 3), dtype=np.uint8)
-    for i, (x1, y1, x2, y2) in enumerate(boxes):
-        side = max(int(round(max(x2 - x1, y2 - y1) * margin)), 2)
-        x0 = int(round((x1 + x2 - side) / 2))
-        y0 = int(round((y1 + y2 - side) / 2))
+    lefts, tops, sides = crop_geometry(boxes, margin)
+    out = np.zeros((len(sides), size, size, 3), dtype=np.uint8)
+    for i, (x0, y0, side) in enumerate(zip(lefts.tolist(), tops.tolist(), sides.tolist(), strict=True)):
         xa, ya, xb, yb = max(x0, 0), max(y0, 0), min(x0 + side, w), min(y0 + side, h)
         if xb <= xa or yb <= ya:
             continue  # box entirely outside the image: leave the crop black
@@ -161,7 +169,8 @@ class OnnxDetector:
                  six_nine_margin: float | None = None,
                  fine_below: float | None = None,
                  six_nine_weight: float | None = None,
-                 wide_direction: tuple[str, ...] | None = None) -> None:
+                 wide_direction: tuple[str, ...] | None = None,
+                 refine_weight: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -184,9 +193,13 @@ class OnnxDetector:
         # wide crop (`datasets.train_classifier --direction`); see `_settle_directions`.
         self._dir, self.dir_size, self.dir_margin = _wide_reader(model_dir, self.meta,
                                                                  "direction", threads)
+        # The box refiner (optional): where exactly the index lies in a detector's box
+        # (`datasets.train_boxes`); see `_refine`.
+        self._ref, self.ref_size, self.ref_margin = _wide_reader(model_dir, self.meta, "refiner",
+                                                                 threads)
         self._det_input = self._det.get_inputs()[0].name
         # each reader session's input name, read once
-        self._input = {s: s.get_inputs()[0].name for s in (self._cls, self._sn, self._dir)
+        self._input = {s: s.get_inputs()[0].name for s in (self._cls, self._sn, self._dir, self._ref)
                        if s is not None}
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
@@ -230,6 +243,11 @@ class OnnxDetector:
         self.fine_target = float(run.get("fine_target", 24.0))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
+        # How far a kept corner's box moves to the refiner's box (0 = not at all, 1 = all
+        # the way); and whether corners whose refined boxes then overlap are merged again.
+        self.refine_weight = float(refine_weight if refine_weight is not None
+                                   else run.get("refine_weight", 0.0)) if self._ref is not None else 0.0
+        self.refine_nms = bool(run.get("refine_nms", False))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -533,23 +551,42 @@ class OnnxDetector:
             # down as in the photos the reader reads best (a sideways 6 is often read 9); a
             # direction read there is turned back with the photo
             view_boxes = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
-            if sharp is not None:  # small indices: cut from the full-resolution pixels
-                src = sharp()
-                probs, angles = self.read(src, view_boxes * (src.shape[1] / view.shape[1]))
-            else:
-                probs, angles = self.read(view, view_boxes)
+            # small indices are cut from the full-resolution pixels
+            src = sharp() if sharp is not None else view
+            zoom = src.shape[1] / view.shape[1]
+            probs, angles = self.read(src, view_boxes * zoom)
             angles = (angles + 90.0 * turn) % 360
-        if len(boxes) == 0:
-            return Corners.empty()
-        n_rank = len(INDEX_CLASSES)
-        rank_ids = probs[:, :n_rank].argmax(axis=1)
-        rank_prob = probs[np.arange(len(boxes)), rank_ids]
-        # A crop the classifier calls "not an index" is a false detection: drop it.
-        is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
-        confidence = det_scores * rank_prob
+            if len(boxes) == 0:
+                return Corners.empty()
+            n_rank = len(INDEX_CLASSES)
+            rank_ids = probs[:, :n_rank].argmax(axis=1)
+            rank_prob = probs[np.arange(len(boxes)), rank_ids]
+            # A crop the classifier calls "not an index" is a false detection: drop it.
+            is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
+            confidence = det_scores * rank_prob
+            gate = self.min_confidence if min_confidence is None else min_confidence
+            keep = np.flatnonzero(is_index & (confidence >= gate))
+            if self.refine_weight > 0 and len(keep):
+                moved = self._refine(src, view_boxes[keep] * zoom) / zoom
+                boxes = boxes.copy()
+                boxes[keep] = turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
+                if self.refine_nms:  # two boxes of one index may now overlap: keep the surer
+                    keep = keep[non_max_suppression(boxes[keep], confidence[keep], self.iou)]
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
-        gate = self.min_confidence if min_confidence is None else min_confidence
-        return corners.select(is_index & (confidence >= gate))
+        return corners.select(np.sort(keep))
+
+    def _refine(self, rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        """`boxes` (xyxy, `rgb` pixels) moved `refine_weight` of the way to where the box
+        refiner sees the printed index in the crop around each; a box it returns inside
+        out is kept as it was."""
+        crops = crop_indices(rgb, boxes, self.ref_size, self.ref_margin)
+        out = self._ref.run(None, {self._input[self._ref]:
+                                   crops.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)})[0]
+        x0, y0, side = crop_geometry(boxes, self.ref_margin)
+        found = out * side[:, None] + np.stack([x0, y0, x0, y0], axis=1)
+        sane = (found[:, 2] > found[:, 0]) & (found[:, 3] > found[:, 1])
+        moved = boxes + self.refine_weight * (found - boxes)
+        return np.where(sane[:, None], moved, boxes).astype(np.float32)
 
 
 # The sideways check counts corners that would pass the run-time gate: a detector score x

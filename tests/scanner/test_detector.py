@@ -602,3 +602,39 @@ def test_a_six_s_wide_look_is_read_once_for_its_split_and_its_direction() -> Non
     assert calls == [(2, (0,), False), (1, (0, 1, 2, 3), True), (1, (0, 1, 2, 3), True)]
     assert probs[0].argmax() == CLASS_ID["6"] and probs[1].argmax() == CLASS_ID["8"]
     assert np.allclose(angles, [0.0, 0.0])
+
+
+class _FixedRefiner:
+    """An onnxruntime stand-in for the box refiner: every crop's index is its middle half,
+    except a crop whose box it returns inside out (the second, when asked)."""
+
+    def __init__(self, inside_out: bool = False) -> None:
+        self.inside_out, self.seen = inside_out, []
+
+    def run(self, _outputs, feeds):
+        crops = feeds["crops"]
+        self.seen.append(crops.shape)
+        out = np.tile(np.float32([0.25, 0.25, 0.75, 0.75]), (len(crops), 1))
+        if self.inside_out:
+            out[1] = [0.75, 0.25, 0.25, 0.75]
+        return [out]
+
+
+def test_the_box_refiner_moves_kept_boxes_to_where_it_sees_the_index() -> None:
+    det = OnnxDetector(MODELS_DIR)
+    det._ref, det.ref_size, det.ref_margin = _FixedRefiner(), 48, 1.6
+    det._input[det._ref] = "crops"
+    rgb = np.full((300, 300, 3), 255, np.uint8)
+    boxes = np.array([[100, 100, 200, 150], [20, 30, 60, 110]], np.float32)
+    det.refine_weight = 1.0
+    moved = det._refine(rgb, boxes)
+    assert det._ref.seen == [(2, 3, 48, 48)]
+    # crops of 1.6x the longer side, centred: the middle half is 0.8x that side, centred
+    assert np.allclose(moved, [[110, 85, 190, 165], [8, 38, 72, 102]], atol=1)
+    det.refine_weight = 0.5  # half way there
+    assert np.allclose(det._refine(rgb, boxes), (boxes + moved) / 2, atol=1)
+    det._ref = _FixedRefiner(inside_out=True)
+    det._input[det._ref] = "crops"
+    kept = det._refine(rgb, boxes)
+    assert np.allclose(kept[1], boxes[1]) and not np.allclose(kept[0], boxes[0])
+

@@ -1,0 +1,292 @@
+"""Train the box refiner: where exactly is the index inside a detector's box? Export to ONNX.
+
+`python -m datasets.train_boxes` cuts, around every readable index of rendered scenes, the
+square crop the runtime would cut around a detector's box for it (`crop_indices`: 1.6x
+the box's longer side, 48 px), with the box misplaced the way detectors misplace boxes
+(wider than the print more often than narrower, moved by a tenth of its size). A CNN (the
+readers' conv body, its 6x6 map flattened) learns the printed index's box in crop
+coordinates (0..1). Why: on the unseen test designs many indices are found with a box
+around the right glyph that does not match the label (kde-oxygen-white: 93.6% of its
+indices at IoU >= 0.5 but 98.5% with the box's centre inside; a vertical JOKER boxed
+whole where the index is its first letters); such a box counts as a miss in mAP50 and
+gives the layout a wrong index size.
+
+Crops are turned by quarter turns in training (boxes turned with them); the result goes
+to `models/refiner.onnx`, its geometry and learning curve to `models/detector.json`
+("refiner"); the runtime uses it when `detector.json` names it (scanner/detector.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+from datasets.train import BUILD, MIN_VISIBLE, MODELS, index_boxes, scene_files
+from datasets.train_classifier import DECODE_LONG_SIDE, conv_features, photometric, rank_class
+from scanner.classes import CLASS_ID
+from scanner.detector import crop_geometry, crop_indices
+
+CROP_SIZE = 48
+CROP_MARGIN = 1.6
+
+
+def jittered(box: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A detector-like box for a printed index box (xyxy): each side scaled by a log-normal
+    factor leaning wide (median 1.05, 5-95% about 0.75-1.5 with the shared factor), the
+    centre moved by about a tenth of the longer side."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    f = np.exp(rng.normal(0.05, 0.12))
+    fx, fy = f * np.exp(rng.normal(0, 0.15)), f * np.exp(rng.normal(0, 0.15))
+    ox, oy = rng.normal(0, 0.09, 2) * max(bw, bh)
+    return np.array([cx + ox - bw * fx / 2, cy + oy - bh * fy / 2,
+                     cx + ox + bw * fx / 2, cy + oy + bh * fy / 2], np.float32)
+
+
+def whole_word(box: np.ndarray, angle: float, rng: np.random.Generator) -> np.ndarray:
+    """The box of a joker's index grown down its card (the way the word JOKER runs, `angle`
+    its top's direction) to 1.4-1.9 times its length: a detector often boxes the whole
+    vertical word where the label is its first letters."""
+    up = np.array([np.sin(np.radians(angle)), -np.cos(np.radians(angle))])
+    length = abs(up[0]) * (box[2] - box[0]) + abs(up[1]) * (box[3] - box[1])
+    shift = -up * length * (rng.uniform(1.4, 1.9) - 1)
+    moved = box + np.array([shift[0], shift[1], shift[0], shift[1]], np.float32)
+    return np.concatenate([np.minimum(box[:2], moved[:2]), np.maximum(box[2:], moved[2:])]).astype(np.float32)
+
+
+def crop_targets(printed: np.ndarray, boxes: np.ndarray, margin: float) -> np.ndarray:
+    """The printed boxes (N,4 xyxy) in the coordinates of the crops cut around `boxes`:
+    0 and 1 are the crop's edges."""
+    x0, y0, side = crop_geometry(boxes, margin)
+    return ((printed - np.stack([x0, y0, x0, y0], 1)) / side[:, None]).astype(np.float32)
+
+
+def _scene_box_crops(args: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Crops (N,S,S,3) and targets (N,4) of one scene."""
+    from PIL import Image
+
+    json_path, jitters, seed, bare_glyph, joker_words = args
+    scene = json.loads(Path(json_path).read_text())
+    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
+    img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
+    w0, h0 = img.size
+    k = DECODE_LONG_SIDE / max(w0, h0)
+    if k < 1:  # decode like the runtime does (reduced-size JPEG decode)
+        img.draft("RGB", (int(w0 * k), int(h0 * k)))
+    rgb = np.asarray(img.convert("RGB"))
+    s = rgb.shape[1] / w0
+    if bare_glyph:  # the pip under the rank erased on some cards, the label shrunk with it
+        from datasets import glyphs
+
+        rgb = rgb.copy()
+        glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
+                           bare_glyph, scale=s)
+    items = index_boxes(scene, MIN_VISIBLE)
+    if not items:
+        return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros((0, 4), np.float32)
+    labels, boxes = [], []
+    for it in items:
+        printed = np.asarray(it["box"], np.float32) * s
+        joker = rank_class(it) == CLASS_ID["JK"]
+        for _ in range(jitters):
+            grown = whole_word(printed, float(it["angle"]), rng) if joker and rng.random() < joker_words else printed
+            labels.append(printed)
+            boxes.append(jittered(grown, rng))
+    labels, boxes = np.stack(labels), np.stack(boxes)
+    return (crop_indices(rgb, boxes, CROP_SIZE, CROP_MARGIN),
+            crop_targets(labels, boxes, CROP_MARGIN))
+
+
+def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, seed: int,
+                jobs: int, bare_glyph: float = 0.0, joker_words: float = 0.0) -> Path:
+    """Cut and cache the crops and targets of up to `max_scenes` scenes as an .npz file."""
+    files = scene_files(scene_dir)[: max_scenes or None]
+    if not files:
+        raise SystemExit(f"no scenes in {scene_dir}")
+    t0 = time.time()
+    with Pool(jobs) as pool:
+        parts = pool.map(_scene_box_crops, [(str(f), jitters, seed, bare_glyph, joker_words) for f in files],
+                         chunksize=4)
+    crops = np.concatenate([p[0] for p in parts])
+    targets = np.concatenate([p[1] for p in parts])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=crops, targets=targets)
+    print(f"{out}: {len(crops)} crops from {len(files)} scenes in {time.time() - t0:.0f} s",
+          flush=True)
+    return out
+
+
+def make_model():
+    """The refiner: the readers' conv body, its 6x6 map flattened, two linear layers to
+    the box (x1, y1, x2, y2) in crop coordinates."""
+    from torch import nn
+
+    side = -(-CROP_SIZE // 8)  # three stride-2 blocks
+    return nn.Sequential(conv_features(pool=False), nn.Flatten(),
+                         nn.Linear(96 * side * side, 128), nn.ReLU(inplace=True),
+                         nn.Linear(128, 4))
+
+
+def turn_targets(t, k):
+    """Crop-coordinate boxes (N,4; numpy or torch) after `k` (N,) counter-clockwise quarter
+    turns of their crops (np.rot90 / torch.rot90 on (H, W)): a point (x, y) goes to (y, 1 - x)."""
+    t = t * 1  # a copy, of either kind
+    for q in range(1, 4):
+        m = k >= q
+        b = t[m]
+        once = b[:, [1, 2, 3, 0]] * 1
+        once[:, 1] = 1 - b[:, 2]
+        once[:, 3] = 1 - b[:, 0]
+        t[m] = once
+    return t
+
+
+def box_iou_rows(a, b):
+    """IoU of matching rows of two (N,4) xyxy arrays."""
+    ix = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    iy = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    inter = ix * iy
+    area = lambda r: (r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1])  # noqa: E731
+    return inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+
+
+def evaluate(model, crops: np.ndarray, targets: np.ndarray) -> dict:
+    """IoU of the refined boxes with the printed ones, against the detector-like boxes the
+    crops were cut around (in crop coordinates the box is the middle 1/margin)."""
+    import torch
+
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(crops), 1024):
+            x = torch.from_numpy(crops[i:i + 1024]).permute(0, 3, 1, 2).float() / 255
+            out.append(model(x).numpy())
+    pred = np.concatenate(out)
+    lo, hi = 0.5 - 0.5 / CROP_MARGIN, 0.5 + 0.5 / CROP_MARGIN
+    given = np.tile(np.float32([lo, lo, hi, hi]), (len(targets), 1))
+    # the crop is square around the box's longer side: the given box is narrower one way
+    iou_r, iou_g = box_iou_rows(pred, targets), box_iou_rows(given, targets)
+    return {"iou_median": float(np.median(iou_r)), "iou50": float((iou_r >= 0.5).mean()),
+            "iou70": float((iou_r >= 0.7).mean()), "square_box_iou50": float((iou_g >= 0.5).mean())}
+
+
+def train(train_npz: list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
+          out_dir: Path, epoch_size: int, batch: int, lr: float, init: Path | None = None):
+    """Train the refiner; returns the model and one metrics row per epoch."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    gen = torch.Generator().manual_seed(seed)
+    parts = [np.load(p) for p in train_npz]
+    x_all = torch.from_numpy(np.concatenate([z["crops"] for z in parts])).permute(0, 3, 1, 2).contiguous()
+    t_all = torch.from_numpy(np.concatenate([z["targets"] for z in parts]))
+    va = np.load(val_npz)
+    model = make_model()
+    if init is not None:
+        model.load_state_dict(torch.load(init, map_location="cpu"))
+    print(f"refiner: {sum(p.numel() for p in model.parameters())} parameters, "
+          f"{len(x_all)} train crops", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    per_epoch = min(epoch_size or len(x_all), len(x_all))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, pct_start=0.15,
+                                                total_steps=epochs * (per_epoch // batch + 1))
+    history, t0 = [], time.time()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(x_all), generator=gen)[:per_epoch]
+        total = 0.0
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            x = x_all[idx].float() / 255
+            k = torch.randint(0, 4, (len(idx),), generator=gen)
+            for q in range(1, 4):
+                m = k == q
+                x[m] = torch.rot90(x[m], q, dims=(2, 3))
+            x = photometric(x, gen)
+            loss = torch.nn.functional.smooth_l1_loss(model(x), turn_targets(t_all[idx], k), beta=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+        row = {"epoch": epoch + 1, "loss": total / per_epoch, "samples": per_epoch,
+               "minutes": round((time.time() - t0) / 60, 2),
+               **evaluate(model, va["crops"], va["targets"])}
+        history.append(row)
+        print(json.dumps(row), flush=True)
+        torch.save(model.state_dict(), out_dir / "last.pt")
+    return model, history
+
+
+def export(model, path: Path) -> None:
+    """ONNX with a dynamic batch: input `crops` (N,3,48,48) in [0,1]; output `boxes` (N,4)."""
+    import torch
+
+    model.eval()
+    torch.onnx.export(model, (torch.zeros(1, 3, CROP_SIZE, CROP_SIZE),), str(path),
+                      input_names=["crops"], output_names=["boxes"], opset_version=17,
+                      dynamic_axes={"crops": {0: "n"}, "boxes": {0: "n"}}, dynamo=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cut crops (cached per scene folder), train, export to models/refiner.onnx."""
+    ap = argparse.ArgumentParser(prog="python -m datasets.train_boxes")
+    ap.add_argument("--scenes", type=Path, nargs="+", default=[BUILD / "scenes"],
+                    help="scene folders (each with train/ and val/) whose train scenes are cut")
+    ap.add_argument("--cache", type=Path, default=BUILD / "box-crops",
+                    help="crop cache: one <folder name>.npz per scene folder, val.npz")
+    ap.add_argument("--max-scenes", type=int, default=800, help="train scenes per folder")
+    ap.add_argument("--jitters", type=int, default=2)
+    ap.add_argument("--bare-glyph", type=float, default=0.3,
+                    help="share of cards whose pip under the rank is erased (datasets/glyphs.py)")
+    ap.add_argument("--joker-words", type=float, default=0.4,
+                    help="share of a joker's crops cut around its whole vertical word (whole_word)")
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--epoch-size", type=int, default=40000)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--init", type=Path, help="continue from these weights (a last.pt)")
+    ap.add_argument("--run", type=Path, default=Path("runs") / "refiner")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
+    args = ap.parse_args(argv)
+
+    parts = []
+    for i, folder in enumerate(args.scenes):
+        npz = args.cache / f"{folder.name}.npz"
+        if not npz.exists():
+            build_crops(folder / "train", npz, args.max_scenes, args.jitters, args.seed + i,
+                        args.jobs, args.bare_glyph, args.joker_words)
+        parts.append(npz)
+    val_npz = args.cache / "val.npz"
+    if not val_npz.exists():  # the first folder's val scenes, pips kept as printed
+        build_crops(args.scenes[0] / "val", val_npz, 150, 1, args.seed + 100, args.jobs)
+    if args.crops_only:
+        return 0
+    model, history = train(parts, val_npz, args.epochs, args.seed, args.threads, args.run,
+                           args.epoch_size, args.batch, args.lr, args.init)
+    args.models.mkdir(exist_ok=True)
+    export(model, args.models / "refiner.onnx")
+    meta_path = args.models / "detector.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta["refiner"] = {"file": "refiner.onnx", "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,
+                       "boxes": "the printed index's x1 y1 x2 y2 in crop coordinates (0..1)",
+                       "history": history}
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"exported {args.models / 'refiner.onnx'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
