@@ -95,7 +95,8 @@ def _scene_box_crops(args: tuple) -> tuple[np.ndarray, np.ndarray]:
         printed = np.asarray(it["box"], np.float32) * s
         joker = rank_class(it) == CLASS_ID["JK"]
         for _ in range(jitters):
-            grown = whole_word(printed, float(it["angle"]), rng) if joker and rng.random() < joker_words else printed
+            grown = (whole_word(printed, float(it["angle"]), rng)
+                     if joker_words and joker and rng.random() < joker_words else printed)
             labels.append(printed)
             boxes.append(jittered(grown, rng))
     labels, boxes = np.stack(labels), np.stack(boxes)

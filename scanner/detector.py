@@ -243,11 +243,12 @@ class OnnxDetector:
         self.fine_target = float(run.get("fine_target", 24.0))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
-        # How far a kept corner's box moves to the refiner's box (0 = not at all, 1 = all
-        # the way); and whether corners whose refined boxes then overlap are merged again.
+        # How far a box moves to the refiner's box (0 = not at all, 1 = all the way); with
+        # `refine_first`, every box moves before the reader reads it, else only the boxes
+        # of the corners kept. See `_refine`.
         self.refine_weight = float(refine_weight if refine_weight is not None
                                    else run.get("refine_weight", 0.0)) if self._ref is not None else 0.0
-        self.refine_nms = bool(run.get("refine_nms", False))
+        self.refine_first = bool(run.get("refine_first", False))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -554,6 +555,9 @@ class OnnxDetector:
             # small indices are cut from the full-resolution pixels
             src = sharp() if sharp is not None else view
             zoom = src.shape[1] / view.shape[1]
+            if self.refine_first and self.refine_weight > 0 and len(boxes):
+                view_boxes = self._refine(src, view_boxes * zoom) / zoom
+                boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
             probs, angles = self.read(src, view_boxes * zoom)
             angles = (angles + 90.0 * turn) % 360
             if len(boxes) == 0:
@@ -566,12 +570,10 @@ class OnnxDetector:
             confidence = det_scores * rank_prob
             gate = self.min_confidence if min_confidence is None else min_confidence
             keep = np.flatnonzero(is_index & (confidence >= gate))
-            if self.refine_weight > 0 and len(keep):
+            if self.refine_weight > 0 and not self.refine_first and len(keep):
                 moved = self._refine(src, view_boxes[keep] * zoom) / zoom
                 boxes = boxes.copy()
                 boxes[keep] = turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
-                if self.refine_nms:  # two boxes of one index may now overlap: keep the surer
-                    keep = keep[non_max_suppression(boxes[keep], confidence[keep], self.iou)]
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
         return corners.select(np.sort(keep))
 

@@ -638,3 +638,19 @@ def test_the_box_refiner_moves_kept_boxes_to_where_it_sees_the_index() -> None:
     kept = det._refine(rgb, boxes)
     assert np.allclose(kept[1], boxes[1]) and not np.allclose(kept[0], boxes[0])
 
+
+
+def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
+    """The fixture scene (an unseen design): with the refiner off, the detector's own
+    boxes; on (as shipped), each box moved toward the printed index before reading."""
+    gt_boxes, _ = _readable(scene)
+    shipped = OnnxDetector(MODELS_DIR)
+    assert shipped._ref is not None and shipped.refine_weight > 0 and shipped.refine_first
+
+    def ious(det: OnnxDetector) -> np.ndarray:
+        corners, _ = detect_corners(FIXTURES / "scene.jpg", det)
+        return np.array([box_iou(b, corners.boxes).max() for b in gt_boxes])
+
+    off, on = ious(OnnxDetector(MODELS_DIR, refine_weight=0.0)), ious(shipped)
+    assert np.median(on) > np.median(off) + 0.02, (np.median(on), np.median(off))
+    assert (on >= 0.5).mean() >= 0.85
