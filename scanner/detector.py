@@ -153,8 +153,9 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 class OnnxDetector:
     """Two-stage ONNX detector loaded from `model_dir` (default: the bundled `models/`).
 
-    `models/detector.json` names the two ONNX files and the run-time settings (pass
-    sizes, thresholds); keyword arguments override its thresholds.
+    `models/detector.json` names the ONNX files (the detector, the reader, and the
+    optional 6/9 reader, direction reader and box refiner) and the run-time settings
+    (pass sizes, thresholds); keyword arguments override its thresholds.
     """
 
     loads = 0  # how many detectors this process has built (tests check the cache)
