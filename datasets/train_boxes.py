@@ -19,7 +19,6 @@ to `models/refiner.onnx`, its geometry and learning curve to `models/detector.js
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from multiprocessing import Pool
@@ -28,7 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from datasets.train import BUILD, MIN_VISIBLE, MODELS, index_boxes, scene_files
-from datasets.train_classifier import DECODE_LONG_SIDE, conv_features, photometric, rank_class
+from datasets.train_classifier import (
+    conv_features,
+    fit,
+    photometric,
+    rank_class,
+    record_model,
+    scene_pixels,
+)
 from scanner.classes import CLASS_ID
 from scanner.detector import crop_geometry, crop_indices
 
@@ -69,24 +75,9 @@ def crop_targets(printed: np.ndarray, boxes: np.ndarray, margin: float) -> np.nd
 
 def _scene_box_crops(args: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Crops (N,S,S,3) and targets (N,4) of one scene."""
-    from PIL import Image
-
     json_path, jitters, seed, bare_glyph, joker_words = args
-    scene = json.loads(Path(json_path).read_text())
+    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph)
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
-    img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
-    w0, h0 = img.size
-    k = DECODE_LONG_SIDE / max(w0, h0)
-    if k < 1:  # decode like the runtime does (reduced-size JPEG decode)
-        img.draft("RGB", (int(w0 * k), int(h0 * k)))
-    rgb = np.asarray(img.convert("RGB"))
-    s = rgb.shape[1] / w0
-    if bare_glyph:  # the pip under the rank erased on some cards, the label shrunk with it
-        from datasets import glyphs
-
-        rgb = rgb.copy()
-        glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
-                           bare_glyph, scale=s)
     items = index_boxes(scene, MIN_VISIBLE)
     if not items:
         return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros((0, 4), np.float32)
@@ -194,36 +185,18 @@ def train(train_npz: list[Path], val_npz: Path, epochs: int, seed: int, threads:
         model.load_state_dict(torch.load(init, map_location="cpu"))
     print(f"refiner: {sum(p.numel() for p in model.parameters())} parameters, "
           f"{len(x_all)} train crops", flush=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
-    per_epoch = min(epoch_size or len(x_all), len(x_all))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, pct_start=0.15,
-                                                total_steps=epochs * (per_epoch // batch + 1))
-    history, t0 = [], time.time()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for epoch in range(epochs):
-        model.train()
-        order = torch.randperm(len(x_all), generator=gen)[:per_epoch]
-        total = 0.0
-        for i in range(0, len(order), batch):
-            idx = order[i:i + batch]
-            x = x_all[idx].float() / 255
-            k = torch.randint(0, 4, (len(idx),), generator=gen)
-            for q in range(1, 4):
-                m = k == q
-                x[m] = torch.rot90(x[m], q, dims=(2, 3))
-            x = photometric(x, gen)
-            loss = torch.nn.functional.smooth_l1_loss(model(x), turn_targets(t_all[idx], k), beta=0.05)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(idx)
-        row = {"epoch": epoch + 1, "loss": total / per_epoch, "samples": per_epoch,
-               "minutes": round((time.time() - t0) / 60, 2),
-               **evaluate(model, va["crops"], va["targets"])}
-        history.append(row)
-        print(json.dumps(row), flush=True)
-        torch.save(model.state_dict(), out_dir / "last.pt")
+
+    def batch_loss(idx):
+        x = x_all[idx].float() / 255
+        k = torch.randint(0, 4, (len(idx),), generator=gen)
+        for q in range(1, 4):
+            m = k == q
+            x[m] = torch.rot90(x[m], q, dims=(2, 3))
+        x = photometric(x, gen)
+        return torch.nn.functional.smooth_l1_loss(model(x), turn_targets(t_all[idx], k), beta=0.05)
+
+    history = fit(model, len(x_all), batch_loss, lambda: evaluate(model, va["crops"], va["targets"]),
+                  epochs, epoch_size, batch, lr, gen, out_dir)
     return model, history
 
 
@@ -279,13 +252,9 @@ def main(argv: list[str] | None = None) -> int:
                            args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
     export(model, args.models / "refiner.onnx")
-    meta_path = args.models / "detector.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta["refiner"] = {"file": "refiner.onnx", "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,
-                       "boxes": "the printed index's x1 y1 x2 y2 in crop coordinates (0..1)",
-                       "history": history}
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"exported {args.models / 'refiner.onnx'}", flush=True)
+    record_model(args.models, "refiner", {
+        "file": "refiner.onnx", "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,
+        "boxes": "the printed index's x1 y1 x2 y2 in crop coordinates (0..1)", "history": history})
     return 0
 
 

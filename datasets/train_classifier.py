@@ -52,26 +52,34 @@ def printed_boxes(scene: dict, scale: float = 1.0) -> np.ndarray:
                     dtype=np.float32).reshape(-1, 4) * scale
 
 
-def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
+def scene_pixels(json_path: str | Path, seed: int, bare_glyph: float) -> tuple[dict, np.ndarray, float]:
+    """A rendered scene's record, its photo decoded as the runtime decodes it (a reduced-size
+    JPEG decode near `DECODE_LONG_SIDE`) and the decode's scale; with `bare_glyph`, that share
+    of the cards lose the pip under the rank (datasets/glyphs.py), as in the detector's tiles."""
     from PIL import Image
 
-    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin, keep = args
     scene = json.loads(Path(json_path).read_text())
-    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     img = Image.open(Path(json_path).with_name(scene["image"]["file"]))
     w0, h0 = img.size
     k = DECODE_LONG_SIDE / max(w0, h0)
-    if k < 1:  # decode like the runtime does (reduced-size JPEG decode)
+    if k < 1:
         img.draft("RGB", (int(w0 * k), int(h0 * k)))
     rgb = np.asarray(img.convert("RGB"))
     s = rgb.shape[1] / w0
-    if bare_glyph:  # some cards lose the pip under the rank, as in the detector's tiles
+    if bare_glyph:
         from datasets import glyphs
 
         rgb = rgb.copy()
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
                            bare_glyph, scale=s)
+    return scene, rgb, s
+
+
+def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
+    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin, keep = args
+    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph)
+    rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     items = index_boxes(scene, MIN_VISIBLE)
     all_boxes = printed_boxes(scene, s)
     boxes, labels, angles = [], [], []
@@ -308,6 +316,41 @@ def load_crops(paths: Path | list[Path]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([z[k] for z in parts]) for k in ("crops", "labels", "angles")}
 
 
+def fit(model, n_train: int, batch_loss, score, epochs: int, epoch_size: int, batch: int,
+        lr: float, gen, out_dir: Path) -> list[dict]:
+    """The readers' training loop: AdamW with a one-cycle schedule peaking at `lr`, each
+    epoch `epoch_size` of the `n_train` samples (0 = all) in a random order, in batches whose
+    loss `batch_loss(indices)` gives; after each epoch a row of `score()` is printed and
+    kept, and the weights are saved to `out_dir`/last.pt. Returns the rows."""
+    import torch
+
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    per_epoch = min(epoch_size or n_train, n_train)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, pct_start=0.15,
+                                                total_steps=epochs * (per_epoch // batch + 1))
+    history: list[dict] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(n_train, generator=gen)[:per_epoch]
+        total = 0.0
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            loss = batch_loss(idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+        row = {"epoch": epoch + 1, "loss": total / per_epoch, "samples": per_epoch,
+               "minutes": round((time.time() - t0) / 60, 2), **score()}
+        history.append(row)
+        print(json.dumps(row), flush=True)
+        torch.save(model.state_dict(), out_dir / "last.pt")
+    return history
+
+
 def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
           lr: float = 3e-3, init: Path | None = None) -> tuple[object, list[dict]]:
@@ -334,42 +377,24 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
         model.load_state_dict(torch.load(init, map_location="cpu"))
     params = sum(p.numel() for p in model.parameters())
     print(f"reader: {params} parameters, {len(x_all)} train crops", flush=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
-    per_epoch = min(epoch_size or len(x_all), len(x_all))
-    steps = epochs * (per_epoch // batch + 1)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
-                                                pct_start=0.15)
     ce = nn.CrossEntropyLoss(label_smoothing=0.02)
-    history = []
-    out_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    for epoch in range(epochs):
-        model.train()
-        order = torch.randperm(len(x_all), generator=gen)[:per_epoch]
-        total = 0.0
-        for i in range(0, len(order), batch):
-            idx = order[i:i + batch]
-            x = x_all[idx].float() / 255
-            x, ang = _augment(x, a_all[idx], gen)
-            y = y_all[idx]
-            logits, vec = model(x)
-            loss = ce(logits, y)
-            pos = y != NONE_ID
-            if pos.any():
-                r = torch.deg2rad(ang[pos])
-                target = torch.stack([torch.cos(r), torch.sin(r)], 1)
-                loss = loss + nn.functional.mse_loss(vec[pos], target)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(idx)
-        row = {"epoch": epoch + 1, "loss": total / per_epoch, "samples": per_epoch,
-               "minutes": round((time.time() - t0) / 60, 2),
-               **evaluate(model, va["crops"], va["labels"], va["angles"])}
-        history.append(row)
-        print(json.dumps(row), flush=True)
-        torch.save(model.state_dict(), out_dir / "last.pt")
+
+    def batch_loss(idx):
+        x = x_all[idx].float() / 255
+        x, ang = _augment(x, a_all[idx], gen)
+        y = y_all[idx]
+        logits, vec = model(x)
+        loss = ce(logits, y)
+        pos = y != NONE_ID
+        if pos.any():
+            r = torch.deg2rad(ang[pos])
+            target = torch.stack([torch.cos(r), torch.sin(r)], 1)
+            loss = loss + nn.functional.mse_loss(vec[pos], target)
+        return loss
+
+    history = fit(model, len(x_all), batch_loss,
+                  lambda: evaluate(model, va["crops"], va["labels"], va["angles"]),
+                  epochs, epoch_size, batch, lr, gen, out_dir)
     return model, history
 
 
@@ -383,6 +408,16 @@ def export(model, path: Path, crop_size: int = CROP_SIZE) -> None:
                       output_names=["rank_logits", "angle"], opset_version=17,
                       dynamic_axes={"crops": {0: "n"}, "rank_logits": {0: "n"}, "angle": {0: "n"}},
                       dynamo=False)
+
+
+def record_model(models: Path, key: str, entry: dict) -> None:
+    """Name an exported model (`entry`, with its file) under `key` in `models`/detector.json,
+    the rest of the file kept."""
+    meta_path = models / "detector.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta[key] = entry
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"exported {models / entry['file']}", flush=True)
 
 
 def check_cache_geometry(cache: Path, crop_size: int, crop_margin: float) -> None:
@@ -489,14 +524,10 @@ def main(argv: list[str] | None = None) -> int:
                  ("direction.onnx", "direction") if args.direction else
                  ("classifier.onnx", "classifier"))
     export(model, args.models / name, args.crop_size)
-    meta_path = args.models / "detector.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta[key] = {"file": name, "classes": list(CLASSES),
-                 "crop_size": args.crop_size, "crop_margin": args.crop_margin,
-                 "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
-                 "history": history}
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"exported {args.models / name}", flush=True)
+    record_model(args.models, key, {"file": name, "classes": list(CLASSES),
+                                    "crop_size": args.crop_size, "crop_margin": args.crop_margin,
+                                    "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
+                                    "history": history})
     return 0
 
 

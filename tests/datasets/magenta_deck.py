@@ -4,10 +4,12 @@ without any installed card art."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from datasets.render import ArtBank
-from datasets.scene import CardGeometry
+from datasets.scene import CardGeometry, SceneParams
 
 GEOM = CardGeometry(aspect=0.7, index_box=(0.04, 0.03, 0.19, 0.27), index_corners=("tl", "br"))
 TOKENS = [r + s for s in "SHDC" for r in ("A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2")]
@@ -43,3 +45,14 @@ def magenta_share(img: np.ndarray, line: str, size: int) -> float:
     if not patch.size:
         return 0.0
     return float(((patch[..., 2] > patch[..., 1] + 50) & (patch[..., 0] > patch[..., 1] + 50)).mean())
+
+
+def magenta_scene(tmp_path: Path) -> Path:
+    """The JSON of one rendered train scene of the magenta deck (2-2.4 MP, no close-up)."""
+    from datasets import build
+
+    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
+                         designs={"train": {"magenta": GEOM}, "test": {}})
+    scenes = tmp_path / "scenes"
+    build.build_one(3, 0, scenes)
+    return next((scenes / "train").glob("*.json"))

@@ -6,18 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from magenta_deck import GEOM, synthetic_bank
+from magenta_deck import magenta_scene
 
-from datasets import build, train_boxes
-from datasets.scene import SceneParams
-
-
-def _magenta_scene(tmp_path: Path) -> Path:
-    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
-                         designs={"train": {"magenta": GEOM}, "test": {}})
-    scenes = tmp_path / "scenes"
-    build.build_one(3, 0, scenes)
-    return next((scenes / "train").glob("*.json"))
+from datasets import train_boxes
 
 
 def _magenta_inside(crop: np.ndarray, box: np.ndarray) -> float:
@@ -33,7 +24,7 @@ def _magenta_inside(crop: np.ndarray, box: np.ndarray) -> float:
 
 
 def test_targets_sit_on_the_print_not_on_the_jittered_box(tmp_path: Path):
-    crops, targets = train_boxes._scene_box_crops((str(_magenta_scene(tmp_path)), 2, 0, 0.0, 0.0))
+    crops, targets = train_boxes._scene_box_crops((str(magenta_scene(tmp_path)), 2, 0, 0.0, 0.0))
     assert crops.shape[1:] == (train_boxes.CROP_SIZE,) * 2 + (3,) and len(crops) == len(targets) > 10
     inside = np.array([_magenta_inside(c, t) for c, t in zip(crops, targets, strict=True)])
     assert np.median(inside) > 0.9

@@ -8,19 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from magenta_deck import GEOM, synthetic_bank
+from magenta_deck import magenta_scene
 
-from datasets import build, train_classifier
-from datasets.scene import SceneParams
+from datasets import train_classifier
 from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
-
-
-def _magenta_scene(tmp_path: Path) -> Path:
-    build._WORKER.update(bank=synthetic_bank(), params=SceneParams(megapixels=(2.0, 2.4), closeup_p=0.0),
-                         designs={"train": {"magenta": GEOM}, "test": {}})
-    scenes = tmp_path / "scenes"
-    build.build_one(3, 0, scenes)
-    return next((scenes / "train").glob("*.json"))
 
 
 def _magenta_share(crops: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -31,7 +22,7 @@ def _magenta_share(crops: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def test_crops_take_the_asked_size_and_margin(tmp_path: Path):
-    scene = _magenta_scene(tmp_path)
+    scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0)
     near, labels = train_classifier._scene_crops(args + (CROP_SIZE, CROP_MARGIN, None))[:2]
     wide, labels_w = train_classifier._scene_crops(args + (48, 2.0, None))[:2]
@@ -42,7 +33,7 @@ def test_crops_take_the_asked_size_and_margin(tmp_path: Path):
 
 
 def test_six_nine_crops_are_sixes_and_nines_only(tmp_path: Path):
-    scene = _magenta_scene(tmp_path)
+    scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0, 48, 2.5)
     every = train_classifier._scene_crops(args + (None,))[1]
     six, nine = train_classifier.CLASS_ID["6"], train_classifier.CLASS_ID["9"]
@@ -91,7 +82,7 @@ class _Proposals:
 def test_mined_negatives_are_the_detector_boxes_off_every_index(tmp_path: Path):
     from scanner.imageio import load_photo
 
-    scene_path = _magenta_scene(tmp_path)
+    scene_path = magenta_scene(tmp_path)
     stub = _Proposals(json.loads(scene_path.read_text()))
     rgb = load_photo(scene_path.with_name(stub.scene["image"]["file"]), long_side=1600).rgb
     on, corner = stub.locate(rgb)[0]
@@ -105,7 +96,7 @@ def test_mined_negatives_are_the_detector_boxes_off_every_index(tmp_path: Path):
 
 
 def test_crops_only_cuts_crops_and_the_detectors_false_boxes(tmp_path: Path):
-    scene_path = _magenta_scene(tmp_path)
+    scene_path = magenta_scene(tmp_path)
     cache = tmp_path / "crops"
     models = Path(__file__).resolve().parents[2] / "models"
     assert train_classifier.main(["--scenes", str(scene_path.parent.parent), "--cache", str(cache),
@@ -119,7 +110,7 @@ def test_crops_only_cuts_crops_and_the_detectors_false_boxes(tmp_path: Path):
 
 
 def test_direction_crops_are_every_index_and_no_none(tmp_path: Path):
-    scene = _magenta_scene(tmp_path)
+    scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0, 48, 3.0)
     every = train_classifier._scene_crops(args + (None,))[1]
     labels = train_classifier._scene_crops(args + (tuple(train_classifier.CLASS_ID.values()),))[1]
