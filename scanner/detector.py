@@ -244,12 +244,10 @@ class OnnxDetector:
         self.fine_target = float(run.get("fine_target", 24.0))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
-        # How far a box moves to the refiner's box (0 = not at all, 1 = all the way); with
-        # `refine_first`, every box moves before the reader reads it, else only the boxes
-        # of the corners kept. See `_refine`.
+        # How far every box moves to the refiner's box before the reader reads it (0 = not
+        # at all, 1 = all the way). See `_refine`.
         self.refine_weight = float(refine_weight if refine_weight is not None
                                    else run.get("refine_weight", 0.0)) if self._ref is not None else 0.0
-        self.refine_first = bool(run.get("refine_first", False))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -556,27 +554,22 @@ class OnnxDetector:
             # small indices are cut from the full-resolution pixels
             src = sharp() if sharp is not None else view
             zoom = src.shape[1] / view.shape[1]
-            if self.refine_first and self.refine_weight > 0 and len(boxes):
+            if self.refine_weight > 0 and len(boxes):  # the reader reads the moved boxes
                 view_boxes = self._refine(src, view_boxes * zoom) / zoom
                 boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
             probs, angles = self.read(src, view_boxes * zoom)
             angles = (angles + 90.0 * turn) % 360
-            if len(boxes) == 0:
-                return Corners.empty()
-            n_rank = len(INDEX_CLASSES)
-            rank_ids = probs[:, :n_rank].argmax(axis=1)
-            rank_prob = probs[np.arange(len(boxes)), rank_ids]
-            # A crop the classifier calls "not an index" is a false detection: drop it.
-            is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
-            confidence = det_scores * rank_prob
-            gate = self.min_confidence if min_confidence is None else min_confidence
-            keep = np.flatnonzero(is_index & (confidence >= gate))
-            if self.refine_weight > 0 and not self.refine_first and len(keep):
-                moved = self._refine(src, view_boxes[keep] * zoom) / zoom
-                boxes = boxes.copy()
-                boxes[keep] = turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
+        if len(boxes) == 0:
+            return Corners.empty()
+        n_rank = len(INDEX_CLASSES)
+        rank_ids = probs[:, :n_rank].argmax(axis=1)
+        rank_prob = probs[np.arange(len(boxes)), rank_ids]
+        # A crop the classifier calls "not an index" is a false detection: drop it.
+        is_index = probs[:, :n_rank].sum(axis=1) >= 0.5
+        confidence = det_scores * rank_prob
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
-        return corners.select(np.sort(keep))
+        gate = self.min_confidence if min_confidence is None else min_confidence
+        return corners.select(is_index & (confidence >= gate))
 
     def _refine(self, rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
         """`boxes` (xyxy, `rgb` pixels) moved `refine_weight` of the way to where the box

@@ -645,7 +645,7 @@ def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
     boxes; on (as shipped), each box moved toward the printed index before reading."""
     gt_boxes, _ = _readable(scene)
     shipped = OnnxDetector(MODELS_DIR)
-    assert shipped._ref is not None and shipped.refine_weight > 0 and shipped.refine_first
+    assert shipped._ref is not None and shipped.refine_weight > 0
 
     def ious(det: OnnxDetector) -> np.ndarray:
         corners, _ = detect_corners(FIXTURES / "scene.jpg", det)
