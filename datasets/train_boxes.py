@@ -36,7 +36,7 @@ from datasets.train_classifier import (
     scene_pixels,
 )
 from scanner.classes import CLASS_ID
-from scanner.detector import crop_geometry, crop_indices
+from scanner.detector import box_iou, crop_geometry, crop_indices, turn_boxes
 
 CROP_SIZE = 48
 CROP_MARGIN = 1.6
@@ -125,27 +125,13 @@ def make_model():
                          nn.Linear(128, 4))
 
 
-def turn_targets(t, k):
-    """Crop-coordinate boxes (N,4; numpy or torch) after `k` (N,) counter-clockwise quarter
-    turns of their crops (np.rot90 / torch.rot90 on (H, W)): a point (x, y) goes to (y, 1 - x)."""
-    t = t * 1  # a copy, of either kind
+def turn_targets(t: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Crop-coordinate boxes (N,4) after `k` (N,) counter-clockwise quarter turns of their
+    crops (np.rot90 / torch.rot90 on (H, W)): `turn_boxes` on a 1 x 1 image."""
+    out = np.array(t, np.float32)
     for q in range(1, 4):
-        m = k >= q
-        b = t[m]
-        once = b[:, [1, 2, 3, 0]] * 1
-        once[:, 1] = 1 - b[:, 2]
-        once[:, 3] = 1 - b[:, 0]
-        t[m] = once
-    return t
-
-
-def box_iou_rows(a, b):
-    """IoU of matching rows of two (N,4) xyxy arrays."""
-    ix = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
-    iy = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
-    inter = ix * iy
-    area = lambda r: (r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1])  # noqa: E731
-    return inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+        out[k == q] = turn_boxes(out[k == q], 1, 1, q)
+    return out
 
 
 def evaluate(model, crops: np.ndarray, targets: np.ndarray) -> dict:
@@ -160,7 +146,9 @@ def evaluate(model, crops: np.ndarray, targets: np.ndarray) -> dict:
         for i in range(0, len(crops), 1024):
             x = torch.from_numpy(crops[i:i + 1024]).permute(0, 3, 1, 2).float() / 255
             out.append(model(x).numpy())
-    iou = box_iou_rows(np.concatenate(out), targets)
+    # box_iou with (4, N) columns for its one box: row i of the refined boxes against row i
+    # of the targets
+    iou = box_iou(np.concatenate(out).T, targets)
     return {"iou_median": float(np.median(iou)), "iou50": float((iou >= 0.5).mean()),
             "iou70": float((iou >= 0.7).mean())}
 
@@ -190,7 +178,8 @@ def train(train_npz: list[Path], val_npz: Path, epochs: int, seed: int, threads:
             m = k == q
             x[m] = torch.rot90(x[m], q, dims=(2, 3))
         x = photometric(x, gen)
-        return torch.nn.functional.smooth_l1_loss(model(x), turn_targets(t_all[idx], k), beta=0.05)
+        target = torch.from_numpy(turn_targets(t_all[idx].numpy(), k.numpy()))
+        return torch.nn.functional.smooth_l1_loss(model(x), target, beta=0.05)
 
     history = fit(model, len(x_all), batch_loss, lambda: evaluate(model, va["crops"], va["targets"]),
                   epochs, epoch_size, batch, lr, gen, out_dir)
