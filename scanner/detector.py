@@ -127,8 +127,9 @@ def _session(path: Path, threads: int, spin: bool = True):
                                 providers=["CPUExecutionProvider"])
 
 
-def _wide_reader(model_dir: Path, meta: dict, key: str, threads: int):
-    """(session, crop size, crop margin) of the optional reader detector.json names under
+def _crop_model(model_dir: Path, meta: dict, key: str, threads: int):
+    """(session, crop size, crop margin) of an optional crop model (a wide reader, the box
+    refiner) detector.json names under
     `key`, or (None, 0, 0.0) when it names none; a named file that is missing is an error."""
     entry = meta.get(key)
     if not entry:
@@ -188,15 +189,15 @@ class OnnxDetector:
         self._cls = _session(cls_path, threads, spin=False)
         # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
         # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
-        self._sn, self.sn_size, self.sn_margin = _wide_reader(model_dir, self.meta, "six_nine",
+        self._sn, self.sn_size, self.sn_margin = _crop_model(model_dir, self.meta, "six_nine",
                                                               threads)
         # The direction reader (optional): the same network trained on every rank from a
         # wide crop (`datasets.train_classifier --direction`); see `_settle_directions`.
-        self._dir, self.dir_size, self.dir_margin = _wide_reader(model_dir, self.meta,
+        self._dir, self.dir_size, self.dir_margin = _crop_model(model_dir, self.meta,
                                                                  "direction", threads)
         # The box refiner (optional): where exactly the index lies in a detector's box
         # (`datasets.train_boxes`); see `_refine`.
-        self._ref, self.ref_size, self.ref_margin = _wide_reader(model_dir, self.meta, "refiner",
+        self._ref, self.ref_size, self.ref_margin = _crop_model(model_dir, self.meta, "refiner",
                                                                  threads)
         self._det_input = self._det.get_inputs()[0].name
         # each reader session's input name, read once
