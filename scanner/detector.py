@@ -129,8 +129,8 @@ def _session(path: Path, threads: int, spin: bool = True):
 
 def _crop_model(model_dir: Path, meta: dict, key: str, threads: int):
     """(session, crop size, crop margin) of an optional crop model (a wide reader, the box
-    refiner) detector.json names under
-    `key`, or (None, 0, 0.0) when it names none; a named file that is missing is an error."""
+    refiner) detector.json names under `key`, or (None, 0, 0.0) when it names none; a named
+    file that is missing is an error."""
     entry = meta.get(key)
     if not entry:
         return None, 0, 0.0
