@@ -110,6 +110,9 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
         if kind == "plain" and meld_readable(scene, m):
             counts["readable_total"] += 1
             counts["readable_exact"] += ok
+        if kind == "squared":  # natural or mixed: the canasta bonus (500 or 300)
+            counts["squared_kind_right"] += (p is not None and p.squared
+                                             and (not p.wilds) == (not m["wilds"]))
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
     counts["extra_melds"] += sum(1 for key in pred if key not in truth)
@@ -210,10 +213,25 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     raise ValueError(f"unknown source {source!r}")
 
 
+def _ink(photo: Path, corners: Corners, turn: int):
+    """The ink colour of corners, measured on the photo when asked (as `scan_photo` does)."""
+    from scanner.imageio import load_photo
+    from scanner.ink import ink_colours
+
+    src = []  # decoded on the first question
+
+    def ink(ids: list[int]) -> list[str | None]:
+        if not src:
+            src.append(load_photo(photo).turned(turn) if turn else load_photo(photo))
+        return ink_colours(src[0].rgb, corners.boxes[ids] * src[0].scale)
+    return ink
+
+
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
         supported_gate: float | None = None, turn: int = 0,
-        models: Path | None = None, detect_floor: float | None = None) -> dict:
+        models: Path | None = None, detect_floor: float | None = None,
+        ink: bool = True) -> dict:
     rng = np.random.default_rng(seed)
     if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
         detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -239,7 +257,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             scene = turn_scene(scene, turn)
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor)
         size = (scene["image"]["width"], scene["image"]["height"])
-        gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate}
+        gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
+                 "ink": _ink(photo, corners, turn) if ink and photo is not None else None}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)
@@ -289,6 +308,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         "meld_exact_readable": totals["readable_exact"] / max(totals["readable_total"], 1),
         "squared_melds": totals["squared_total"],
         "squared_default_guess_exact": totals["squared_exact"] / max(totals["squared_total"], 1),
+        # of the squared-up canastas, those read squared and natural or mixed as they are
+        "squared_kind_right": totals["squared_kind_right"] / max(totals["squared_total"], 1),
         "extra_melds": totals["extra_melds"],
         "score_exact": totals["score_exact"] / n,
         "score_exact_squared_counted": totals["score_exact_counted"] / n,
@@ -335,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corners-cache", type=Path,
                         help="keep the detector's corners per photo under DIR/<model hash>/ and "
                              "reuse them (layout experiments without re-running the model)")
+    parser.add_argument("--ink", type=int, default=1, choices=(0, 1),
+                        help="measure each corner's ink colour on the photo, as scan does "
+                             "(a squared-up canasta's top card: natural or mixed); 0 = off")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -349,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         if supported is None and source == "detector":
             supported = LAYOUT_SUPPORTED_CONFIDENCE
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
-                     supported, args.turn // 90, args.models, args.detect_floor)
+                     supported, args.turn // 90, args.models, args.detect_floor,
+                     bool(args.ink))
         print(json.dumps(result))
     return 0
 

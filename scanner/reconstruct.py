@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -1365,7 +1366,8 @@ def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarr
 
 def read_table(corners: Corners, image_size: tuple[int, int],
                geometry: CardGeometry | None = None, min_confidence: float = 0.0,
-               supported_confidence: float | None = None) -> TableReading:
+               supported_confidence: float | None = None,
+               ink: Callable[[list[int]], list[str | None]] | None = None) -> TableReading:
     """Read physical cards, melds per team, red threes and a review list from corners.
 
     `image_size` is (width, height) of the photo the corners are in. Corners below
@@ -1374,7 +1376,10 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     `supported_confidence` up to `min_confidence` are used where they fill an empty
     place on a column or row of surer cards of their rank (or a wild); those from
     `SURE_READING_FLOOR` whose rank the reader reads with `SURE_READING` or more are used
-    as sure ones.
+    as sure ones. `ink`, given corner numbers, says the colour of their ink ("red",
+    "black" or None where unsure; `scanner.ink` measures it on the photo): it is asked
+    about a squared-up canasta's top card, whose colour tells a natural canasta from a
+    mixed one (`_squared_guess`).
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
@@ -1422,7 +1427,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
                                                                 image_size, geo)
     _infer_hidden_cards(cards, stacks, typical_h)
     review: list[dict] = _within_the_pack(cards)
-    melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review)
+    melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
     for idx, card in enumerate(cards):
         if card.confidence < geo.low_confidence and card.corner_ids:
@@ -2214,9 +2219,29 @@ def _item(kind: str, priority: float, message: str, **extra) -> dict:
     return out
 
 
+def _card_ink(card: CardReading, ink: Callable[[list[int]], list[str | None]] | None
+              ) -> str | None:
+    """A card's ink colour: its corners' where those that are sure agree, else None."""
+    if ink is None or not card.corner_ids:
+        return None
+    seen = set(ink(list(card.corner_ids))) - {None}
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _squared_guess(left: int, ink: str | None) -> tuple[int, int]:
+    """(naturals, wilds) guessed under a squared-up canasta's top card: seven cards, the
+    commonest canasta. Players top a natural canasta with a red card and a mixed one with
+    a black card: red, seven naturals; black, six naturals and a wild (the fewest wilds
+    a mixed canasta has); unknown, seven naturals. Never more naturals than the pack
+    still holds (`left`); a canasta has at most three wilds."""
+    naturals = min(6 if ink == "black" else 7, left)
+    return naturals, 7 - naturals
+
+
 def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                 stack_team: list[int | None], card_h: float,
-                review: list[dict]) -> tuple[list[MeldReading], list[int]]:
+                review: list[dict], ink: Callable[[list[int]], list[str | None]] | None = None
+                ) -> tuple[list[MeldReading], list[int]]:
     red_threes = [0, 0]
     # Naturals by (team, rank): a team has one meld per rank.
     naturals: dict[tuple[int, str], list[int]] = defaultdict(list)
@@ -2281,14 +2306,17 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
         # cards of this rank the pack still has for a squared canasta under this one
         left = PACK_LIMITS.get(rank, 8) - (on_table[rank] - 1)
         if alone and left >= 4:
-            # One visible card lying alone: a squared-up canasta seen from above. Guess the
-            # commonest (seven naturals), within what the pack can still hold.
+            # One visible card lying alone: a squared-up canasta seen from above. Its top
+            # card's colour says natural or mixed; the counts are a guess.
+            top_ink = _card_ink(cards[member_ids[0]], ink)
             meld.squared = True
-            meld.naturals = min(7, left)
-            meld.wilds = ["2"] * (7 - meld.naturals)
+            meld.naturals, n_wild = _squared_guess(left, top_ink)
+            meld.wilds = ["2"] * n_wild
             meld.confidence = 0.35 * cards[member_ids[0]].confidence
-            meld.problems.append(f"squared-up canasta: count it (guessed {meld.naturals} "
-                                 f"naturals{', ' + str(len(meld.wilds)) + ' wilds' if meld.wilds else ''})")
+            top = {"red": ", red card on top (natural)",
+                   "black": ", black card on top (mixed)"}.get(top_ink or "", "")
+            meld.problems.append(f"squared-up canasta{top}: count it (guessed {meld.naturals} "
+                                 f"naturals{f', {n_wild} wild' + 's' * (n_wild > 1) if n_wild else ''})")
             cards[member_ids[0]].role = ROLE_SQUARED
         elif meld.size == 2 and _pair_in_a_line(cards, stacks, member_ids) \
                 and on_table[rank] < PACK_LIMITS.get(rank, 8):

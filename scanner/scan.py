@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.corners import Corners
+from scanner.ink import ink_colours
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
@@ -77,14 +78,20 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
             raise ValueError(f"expected an (H,W,3) RGB image, got shape {rgb.shape}")
         corners = detector.detect(rgb, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
         height, width = rgb.shape[:2]
+        scale = 1.0
     else:
         from scanner.detector import detect_corners
         # down to the layout's floor: unsure corners count where a line of cards wants them
         corners, photo = detect_corners(src, detector, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
         width, height = photo.size
+        rgb, scale = photo.rgb, photo.scale
     detected = time.perf_counter()
+
+    def ink(ids: list[int]) -> list[str | None]:  # asked of a squared-up canasta's top card
+        return ink_colours(rgb, corners.boxes[ids] * scale)
+
     table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,
-                       supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
+                       supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE, ink=ink)
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)

@@ -1404,3 +1404,43 @@ def test_an_unsure_corner_the_reader_is_sure_of_counts_as_sure(rank_probability,
     assert melds == ([("7",) * 3, ("K",) * 3] if taken else [("K",) * 3])
     # without a floor for unsure corners the gate alone decides, as before
     assert team_melds(read_table(unsure, (W, H), min_confidence=0.4), 0) == [["K"] * 3]
+
+
+@pytest.mark.parametrize("ink, naturals, wilds, says", [
+    (None, 7, [], "squared-up canasta: count it (guessed 7 naturals)"),
+    ("red", 7, [], "red card on top (natural)"),
+    ("black", 6, ["2"], "black card on top (mixed): count it (guessed 6 naturals, 1 wild)"),
+])
+def test_squared_canasta_guess_follows_its_top_card_colour(ink, naturals, wilds, says):
+    # players top a natural canasta with a red card and a mixed one with a black card
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "QS", "x": 1600, "y": 2000,
+                                                         "angle": 1}]
+    corners, _ = read(table)
+    colours = [ink if r == "Q" else "black" for r in corners.ranks]
+    reading = read_table(corners, (W, H), ink=lambda ids: [colours[i] for i in ids])
+    assert {"rank": "Q", "naturals": naturals, "wilds": wilds} in team_melds(reading, 0)
+    squared = [m for m in reading.melds if m.squared]
+    assert len(squared) == 1 and says in squared[0].problems[0]
+    # the column of sixes is no squared canasta: its cards' colours change nothing
+    assert ["6", "6", "6"] in team_melds(reading, 0)
+
+
+def test_squared_canasta_top_corners_that_disagree_on_colour_count_as_unknown():
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "QS", "x": 1600, "y": 2000,
+                                                         "angle": 1}]
+    corners, _ = read(table)
+    queens = [i for i, r in enumerate(corners.ranks) if r == "Q"]
+    assert len(queens) == 2  # a whole card: both its indices
+    ink = [None] * len(corners)
+    ink[queens[0]], ink[queens[1]] = "red", "black"
+    asked = []
+
+    def colours(ids):
+        asked.append(sorted(ids))
+        return [ink[i] for i in ids]
+    reading = read_table(corners, (W, H), ink=colours)
+    assert {"rank": "Q", "naturals": 7, "wilds": []} in team_melds(reading, 0)
+    assert asked == [queens]  # only the squared canasta's top card is looked at
+    ink[queens[0]] = None  # one corner unsure, the other black: black
+    reading = read_table(corners, (W, H), ink=colours)
+    assert {"rank": "Q", "naturals": 6, "wilds": ["2"]} in team_melds(reading, 0)

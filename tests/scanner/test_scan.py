@@ -190,3 +190,26 @@ def test_scan_asks_the_detector_for_corners_under_its_gate():
     assert detector.asked == [LAYOUT_SUPPORTED_CONFIDENCE] and LAYOUT_SUPPORTED_CONFIDENCE < 0.3
     assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
     assert any(abs(c["confidence"] - 0.27) < 1e-6 for c in result.to_json()["corners"])
+
+
+@pytest.mark.parametrize("ink, naturals, wilds", [((200, 20, 30), 7, []),
+                                                  ((20, 20, 20), 6, ["2"])])
+def test_scan_reads_a_squared_canasta_top_card_colour_from_the_photo(ink, naturals, wilds):
+    """A red card on a squared-up canasta makes it natural; a black one, mixed."""
+    import cv2
+
+    from datasets.groundtruth import column, scene_from_placements
+
+    w, h = 4000, 3000
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "QS", "x": 1600, "y": 2000,
+                                                         "angle": 1}]
+    scene = scene_from_placements(table, w, h)
+    rgb = np.full((h, w, 3), 235, np.uint8)
+    queen = next(c for c in scene["cards"] if c["card"] == "QS")
+    for ix in queen["indices"]:  # the queen's printed indices, in the given ink
+        x1, y1, x2, y2 = (int(v) for v in ix["box"])
+        cv2.ellipse(rgb, ((x1 + x2) // 2, (y1 + y2) // 2), ((x2 - x1) // 3, (y2 - y1) // 3),
+                    0, 0, 360, ink, 5)
+    result = scan_photo(rgb, detector=GroundTruthDetector(scene))
+    melds = result.to_json()["layout"]["teams"][0]["melds"]
+    assert {"rank": "Q", "naturals": naturals, "wilds": wilds} in melds
