@@ -15,6 +15,10 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
   (`readable_meld_fraction`) whose every card shows a readable index. The rest cannot
   be scored from any corners (clutter over a card's only index), so the readable
   figures are what the layout step is judged by;
+- squared-up canastas: the share whose guess is exact (`squared_default_guess_exact`) and
+  the share read squared and natural or mixed as they are (`squared_kind_right`: the
+  500 or 300 bonus), from the top card's ink measured on the photo as `scan` does
+  (`--ink 0`: not measured, every squared canasta guessed natural);
 - time of `read_table` per scene (p50 / p95, warm).
 
 `--turn 90` (180, 270) turns every scene counter-clockwise first, as if photographed from
