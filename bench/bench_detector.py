@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the wider reread of 6/9 crops (its crop margin; 0 = off)")
     ap.add_argument("--fine-below", type=float, default=None,
                     help="override the small-index pass trigger (median sure box side, px; 0 = off)")
+    ap.add_argument("--three-ink", type=int, default=None, choices=(0, 1),
+                    help="override settling red against black threes by the ink (1 on, 0 off)")
     ap.add_argument("--wide-direction", default=None,
                     help="override the ranks whose direction the wide look settles, e.g. 6,9,8 "
                          "('' = off)")
@@ -322,13 +324,15 @@ def main(argv: list[str] | None = None) -> int:
                             upright=None if args.upright is None else bool(args.upright),
                             six_nine_margin=args.six_nine_margin, fine_below=args.fine_below,
                             wide_direction=None if args.wide_direction is None else tuple(
-                                r for r in args.wide_direction.split(",") if r))
+                                r for r in args.wide_direction.split(",") if r),
+                            three_ink=None if args.three_ink is None else bool(args.three_ink))
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
     report["upright"] = detector.upright
     report["six_nine_margin"] = detector.six_nine_margin
     report["wide_direction"] = list(detector.wide_direction)
+    report["three_ink"] = detector.three_ink
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side}
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)

@@ -22,6 +22,7 @@ from scanner.detector import (
     Detector,
     ModelNotFound,
     OnnxDetector,
+    _three_colour,
     box_iou,
     crop_indices,
     default_detector,
@@ -654,3 +655,26 @@ def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
     off, on = ious(OnnxDetector(MODELS_DIR, refine_weight=0.0)), ious(shipped)
     assert np.median(on) > np.median(off) + 0.02, (np.median(on), np.median(off))
     assert (on >= 0.5).mean() >= 0.85
+
+
+def test_a_three_read_unsure_of_its_colour_takes_its_inks():
+    import cv2
+
+    photo = np.full((100, 400, 3), 240, np.uint8)
+    boxes = np.array([[x, 20, x + 40, 80] for x in (10, 110, 210, 310)], np.float32)
+    for (x1, _, _, y2), ink in zip(boxes.astype(int), [(20, 20, 20), (20, 20, 20),
+                                                          (200, 30, 30), None], strict=True):
+        if ink is not None:
+            cv2.putText(photo, "3", (x1 + 8, y2 - 15), cv2.FONT_HERSHEY_SIMPLEX, 1.2, ink, 3)
+    r3, b3, seven = CLASS_ID["3R"], CLASS_ID["3B"], CLASS_ID["7"]
+    probs = np.zeros((4, len(INDEX_CLASSES) + 1), np.float32)
+    probs[0, [r3, b3, seven]] = 0.45, 0.35, 0.2   # split, black ink: a black three
+    probs[1, [r3, b3, seven]] = 0.93, 0.02, 0.05  # the reader is sure: its colour stays
+    probs[2, [r3, b3, seven]] = 0.3, 0.5, 0.2     # split, red ink: a red three
+    probs[3, [r3, b3, seven]] = 0.4, 0.3, 0.3     # no ink to tell: as read
+    before = probs.copy()
+    _three_colour(photo, boxes, probs)
+    assert probs[0, b3] == pytest.approx(0.8) and probs[0, r3] == 0
+    assert probs[2, r3] == pytest.approx(0.8) and probs[2, b3] == 0
+    assert np.array_equal(probs[[1, 3]], before[[1, 3]])
+    assert np.array_equal(probs[:, seven], before[:, seven])  # other ranks untouched
