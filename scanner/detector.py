@@ -593,6 +593,13 @@ class OnnxDetector:
         return np.where(sane[:, None], moved, boxes).astype(np.float32)
 
 
+# A three is given its ink's colour only where the reader gives the other colour at least
+# this share of the three's probability: a reader sure of the colour is right more often
+# than the ink (val mAP50 0.9376 overriding every three, 0.9401 with this share, 0.9400
+# with 0.25; models/MODEL_CARD.md "Threes by their ink").
+THREE_SPLIT = 0.1
+
+
 def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None:
     """Settle red three against black three by the ink, in place.
 
@@ -618,11 +625,6 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
         probs[sure, drop] = 0.0
 
 
-# A three is given its ink's colour only where the reader gives the other colour at least
-# this share of the three's probability: a reader sure of the colour is right more often
-# than the ink (val mAP50 0.9376 overriding every three, 0.9401 with this share, 0.9400
-# with 0.25; models/MODEL_CARD.md "Threes by their ink").
-THREE_SPLIT = 0.1
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3

@@ -1,8 +1,10 @@
 """The colour of a printed index's ink: red (hearts, diamonds) or black (spades, clubs).
 
-The reader reads ranks, not suits, but one Canasta convention needs the colour: a
-squared-up canasta is topped with a red card when it is natural and a black one when it
-is mixed, so the top card's colour tells a 500 bonus from a 300 one. Measured here from
+The reader reads ranks, not suits, but Canasta needs the colour twice: a squared-up
+canasta is topped with a red card when it is natural and a black one when it is mixed (a
+500 bonus or a 300 one; `scanner.reconstruct`), and a red three (a bonus card) differs
+from a black three by its colour alone (`scanner.detector`, where the reader is unsure of
+it). Measured here from
 the pixels of the index box: ink is what differs most from the paper around it, and red
 ink keeps its red channel where the green and blue ones move (darker on light paper,
 lighter on dark paper), black or white ink moves all three alike.
@@ -13,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 # `ink_redness` at or above RED_INK reads red, at or below BLACK_INK black, between: unsure.
-# Measured on the synthetic train scenes' whole indices (6,826 of 150 scenes, 21 designs):
+# Chosen on the synthetic train scenes' whole indices (6,826 of 150 scenes, 21 designs):
 # red ink's median 0.37-0.90 per design, black ink's 95th percentile -0.02-0.14; one
-# threshold at 0.15-0.2 is right for 98.7% (`bench/bench_ink.py`).
+# threshold at 0.15-0.2 is right for 98.7%, these two for 98.9% of what they decide with
+# 1.3% unsure; on the unseen test designs 99.5%, 1.8% unsure (`bench/bench_ink.py`).
 RED_INK = 0.3
 BLACK_INK = 0.12
-# A box's shorter side is sampled with about this many pixels (a glyph's stroke survives)
+# A big box is sampled every few pixels, its shorter side at 24-47 of them (a stroke stays)
 MAX_SIDE = 24
 
 
@@ -26,7 +29,7 @@ def ink_redness(rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """How red the ink of each box (xyxy, `rgb` pixels) is: about 0 for black (or white)
     ink, 0.5-0.9 for red ink; NaN for a box with too few pixels or no ink.
 
-    The pixels are sampled about `MAX_SIDE` across the box's shorter side; the paper is
+    The pixels are sampled every `shorter side // MAX_SIDE` pixels; the paper is
     the median colour of their lighter 40%; ink, the pixels at least
     half as far from it as the farthest (and 25 levels); the score, the median over the
     ink of how much more the red channel kept its place than green and blue, per level of

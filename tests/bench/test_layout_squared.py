@@ -1,0 +1,24 @@
+"""The layout benchmark scores a squared-up canasta's natural-or-mixed reading on its own."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from bench.bench_layout import compare_melds
+
+
+def _reading(naturals: int, wilds: list[str], squared: bool = True):
+    meld = SimpleNamespace(team=0, rank="Q", naturals=naturals, wilds=wilds, squared=squared)
+    return SimpleNamespace(melds=[meld])
+
+
+def test_squared_kind_counts_natural_or_mixed_whatever_the_count():
+    scene = {"melds": [{"team": 0, "rank": "Q", "naturals": 5, "wilds": ["2", "JK"],
+                        "squared": True}], "cards": []}
+    mixed = compare_melds(scene, _reading(6, ["2"]))   # mixed, count wrong
+    assert mixed["squared_kind_right"] == 1 and mixed["squared_exact"] == 0
+    natural = compare_melds(scene, _reading(7, []))    # natural: the wrong bonus
+    assert natural["squared_kind_right"] == 0
+    unsquared = compare_melds(scene, _reading(5, ["2", "JK"], squared=False))
+    assert unsquared["squared_kind_right"] == 0 and unsquared["squared_exact"] == 1
+    assert compare_melds(scene, SimpleNamespace(melds=[]))["squared_kind_right"] == 0
