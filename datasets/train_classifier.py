@@ -244,9 +244,8 @@ def _turn(x, deg):
                                            align_corners=False)
 
 
-def _augment(x, ang, gen, stroke: float = 0.0):
-    """Quarter turns and tilts (angle turned too), blur, brightness/contrast, noise; x in [0,1].
-    With `stroke`, that share of the crops has its print made thinner or bolder (`_stroke`)."""
+def _augment(x, ang, gen):
+    """Quarter turns and tilts (angle turned too), blur, brightness/contrast, noise; x in [0,1]."""
     import torch
 
     n = x.shape[0]
@@ -271,31 +270,7 @@ def _augment(x, ang, gen, stroke: float = 0.0):
         small = torch.nn.functional.interpolate(out[soft], size=(side, side), mode="area")
         out[soft] = torch.nn.functional.interpolate(small, size=x.shape[-2:], mode="bilinear",
                                                     align_corners=False)
-    if stroke > 0:  # (no draw at 0: the recipes before the option stay as they were)
-        bold = torch.rand(n, generator=gen) < stroke
-        if bold.any():
-            out[bold] = _stroke(out[bold], gen)
     return photometric(out, gen), ang
-
-
-def _stroke(x, gen):
-    """The print of crops (N,3,H,W) in [0,1] made thinner or bolder by about a pixel: a 3x3
-    minimum or maximum filter (which of the two thickens depends on whether the ink is
-    darker or lighter than the paper, judged by the crop's median), blended in by 40-100%.
-    Decks print their indices from hairline serifs (kde-oxygen-white) to heavy sans; the
-    train designs cover few weights."""
-    import torch
-    from torch.nn import functional as F
-
-    n = x.shape[0]
-    lighter = F.max_pool2d(x, 3, 1, 1)   # light grows: dark ink thins
-    darker = -F.max_pool2d(-x, 3, 1, 1)  # dark grows: dark ink thickens
-    lum = x.mean(dim=1).flatten(1)
-    dark_ink = (lum.median(dim=1).values > lum.mean(dim=1)).view(n, 1, 1, 1)
-    thicken = (torch.rand(n, generator=gen) < 0.5).view(n, 1, 1, 1)
-    pooled = torch.where(dark_ink == thicken, darker, lighter)
-    a = torch.empty(n, 1, 1, 1).uniform_(0.4, 1.0, generator=gen)
-    return x + a * (pooled - x)
 
 
 def photometric(out, gen):
@@ -378,8 +353,7 @@ def fit(model, n_train: int, batch_loss, score, epochs: int, epoch_size: int, ba
 
 def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
-          lr: float = 3e-3, init: Path | None = None,
-          stroke: float = 0.0) -> tuple[object, list[dict]]:
+          lr: float = 3e-3, init: Path | None = None) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
     import torch
     from torch import nn
@@ -407,7 +381,7 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
 
     def batch_loss(idx):
         x = x_all[idx].float() / 255
-        x, ang = _augment(x, a_all[idx], gen, stroke)
+        x, ang = _augment(x, a_all[idx], gen)
         y = y_all[idx]
         logits, vec = model(x)
         loss = ce(logits, y)
@@ -490,9 +464,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="crop side in pixels the reader reads (written to detector.json)")
     ap.add_argument("--crop-margin", type=float, default=CROP_MARGIN,
                     help="crop side as a multiple of the box's longer side (detector.json)")
-    ap.add_argument("--stroke", type=float, default=0.0,
-                    help="share of train crops whose print is made thinner or bolder (training "
-                         "augmentation; the cached crops are unchanged)")
     ap.add_argument("--bare-glyph", type=float, default=0.0,
                     help="share of train cards whose pip under the rank is erased (datasets/glyphs.py)")
     ap.add_argument("--mine-negatives", type=Path, metavar="MODELS",
@@ -547,8 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         if (cache / "negatives.npz").exists() and keep is None:
             parts += [cache / "negatives.npz"] * args.negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
-                           args.run, args.epoch_size, args.batch, args.lr, args.init,
-                           args.stroke)
+                           args.run, args.epoch_size, args.batch, args.lr, args.init)
     args.models.mkdir(exist_ok=True)
     name, key = (("sixnine.onnx", "six_nine") if args.six_nine else
                  ("direction.onnx", "direction") if args.direction else

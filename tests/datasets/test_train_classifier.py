@@ -124,23 +124,3 @@ def test_direction_and_six_nine_are_two_readers(tmp_path: Path):
     with pytest.raises(SystemExit, match="no mined negatives"):
         train_classifier.main(["--direction", "--mine-negatives", "models",
                                "--cache", str(tmp_path / "c")])
-
-
-@pytest.mark.parametrize("dark_ink", [True, False])
-def test_stroke_augmentation_thins_and_thickens_the_print(dark_ink):
-    torch = pytest.importorskip("torch")
-    import cv2
-
-    glyph = np.full((40, 40, 3), 230, np.uint8)
-    cv2.putText(glyph, "K", (8, 32), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
-    if not dark_ink:  # a dark deck: light ink on dark paper
-        glyph = 255 - glyph
-    x = torch.from_numpy(np.stack([glyph] * 32)).permute(0, 3, 1, 2).float() / 255
-    out = train_classifier._stroke(x, torch.Generator().manual_seed(0))
-    assert out.shape == x.shape and 0 <= float(out.min()) and float(out.max()) <= 1
-
-    def ink(a):
-        lum = a.mean(dim=1)
-        return ((lum < 0.5) if dark_ink else (lum > 0.5)).float().mean(dim=(1, 2))
-    before, after = float(ink(x)[0]), ink(out)
-    assert (after > 1.1 * before).any() and (after < 0.9 * before).any()  # both ways
