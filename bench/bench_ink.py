@@ -21,8 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from datasets.scene import RED_SUITS  # noqa: E402
 from scanner.imageio import load_photo  # noqa: E402
-from scanner.ink import BLACK_INK, RED_INK, ink_redness  # noqa: E402
+from scanner.ink import BLACK_INK, RED_INK, ink_colour, ink_redness  # noqa: E402
 
 ROLES = ("meld", "squared_top", "red_three")
 
@@ -39,18 +40,16 @@ def measure(scenes_dir: Path, limit: int) -> list[tuple[str, bool, float]]:
             boxes = [ix["box"] for ix in card["indices"] if ix["visible"] >= 0.99]
             if not boxes:
                 continue
-            red = card["card"][-1] in "HD"
+            red = card["card"][-1] in RED_SUITS
             for r in ink_redness(photo.rgb, np.asarray(boxes) * photo.scale):
                 rows.append((card["design"], red, float(r)))
     return rows
 
 
 def summary(rows: list[tuple[str, bool, float]], red_at: float, black_at: float) -> dict:
-    red = np.array([r[1] for r in rows])
-    score = np.array([r[2] for r in rows])
-    says_red, says_black = score >= red_at, score <= black_at
-    decided = says_red | says_black
-    right = (says_red & red) | (says_black & ~red)
+    said = [ink_colour(r[2], red_at, black_at) for r in rows]
+    decided = np.array([c is not None for c in said])
+    right = np.array([c == ("red" if r[1] else "black") for c, r in zip(said, rows, strict=True)])
     return {"indices": len(rows), "unsure": round(float(1 - decided.mean()), 4),
             "right_of_decided": round(float(right[decided].mean()), 4) if decided.any() else None}
 

@@ -220,15 +220,12 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 def _ink(photo: Path, corners: Corners, turn: int):
     """The ink colour of corners, measured on the photo when asked (as `scan_photo` does)."""
     from scanner.imageio import load_photo
-    from scanner.ink import ink_colours
+    from scanner.ink import corner_ink
 
-    src = []  # decoded on the first question
-
-    def ink(ids: list[int]) -> list[str | None]:
-        if not src:
-            src.append(load_photo(photo).turned(turn) if turn else load_photo(photo))
-        return ink_colours(src[0].rgb, corners.boxes[ids] * src[0].scale)
-    return ink
+    def pixels() -> tuple[np.ndarray, float]:
+        src = load_photo(photo).turned(turn) if turn else load_photo(photo)
+        return src.rgb, src.scale
+    return corner_ink(corners.boxes, pixels)
 
 
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,

@@ -12,6 +12,8 @@ lighter on dark paper), black or white ink moves all three alike.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 # `ink_redness` at or above RED_INK reads red, at or below BLACK_INK black, between: unsure.
@@ -57,7 +59,29 @@ def ink_redness(rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     return out
 
 
+def ink_colour(redness: float, red_at: float = RED_INK, black_at: float = BLACK_INK
+               ) -> str | None:
+    """"red", "black" or None (unsure, or NaN: no ink) for one `ink_redness` score."""
+    if np.isnan(redness):
+        return None
+    return "red" if redness >= red_at else "black" if redness <= black_at else None
+
+
 def ink_colours(rgb: np.ndarray, boxes: np.ndarray) -> list[str | None]:
-    """"red", "black" or None (unsure) per box, from `ink_redness`."""
-    return [None if np.isnan(r) else "red" if r >= RED_INK else "black" if r <= BLACK_INK
-            else None for r in ink_redness(rgb, boxes)]
+    """`ink_colour` of each box (xyxy, `rgb` pixels)."""
+    return [ink_colour(r) for r in ink_redness(rgb, boxes)]
+
+
+def corner_ink(boxes: np.ndarray, pixels: Callable[[], tuple[np.ndarray, float]]
+               ) -> Callable[[list[int]], list[str | None]]:
+    """`read_table`'s `ink`: the colours of the corners it asks about, by number, their
+    `boxes` in photo pixels. `pixels()` gives the photo's RGB and its pixels per photo
+    pixel; it is called once, on the first question (most photos ask none)."""
+    got: list[tuple[np.ndarray, float]] = []
+
+    def ink(ids: list[int]) -> list[str | None]:
+        if not got:
+            got.append(pixels())
+        rgb, scale = got[0]
+        return ink_colours(rgb, np.asarray(boxes)[ids] * scale)
+    return ink

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.corners import Corners
-from scanner.ink import ink_colours
+from scanner.ink import corner_ink
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
@@ -86,12 +86,9 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         width, height = photo.size
         rgb, scale = photo.rgb, photo.scale
     detected = time.perf_counter()
-
-    def ink(ids: list[int]) -> list[str | None]:  # asked of a squared-up canasta's top card
-        return ink_colours(rgb, corners.boxes[ids] * scale)
-
     table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,
-                       supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE, ink=ink)
+                       supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
+                       ink=corner_ink(corners.boxes, lambda: (rgb, scale)))
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)
