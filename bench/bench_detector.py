@@ -101,7 +101,7 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
     files = sorted(scene_dir.rglob("scene_*.json"))[: limit or None]
     per_class = {c: ([], [], 0) for c in range(len(INDEX_CLASSES))}
     idx_scores, idx_tp, n_gt_total, rank_ok, matched = [], [], 0, 0, 0
-    angle_err, angle_cls = [], []
+    angle_err, angle_cls, seconds = [], [], []
     for f in files:
         scene = json.loads(f.read_text())
         if turns:  # boxes and directions as in the photo turned counter-clockwise
@@ -122,7 +122,9 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         src = f.with_name(scene["image"]["file"])
         if turns:
             src = load_photo(src, long_side=detector.decode_long_side).turned(turns)
+        t = time.perf_counter()
         corners, _ = detect_corners(src, detector)
+        seconds.append(time.perf_counter() - t)
         n_gt_total += len(gt_boxes)
         # One-class: is an index found at all?
         tp, gt_of, ignored = _match(corners.boxes, corners.confidence, gt_boxes, ign)
@@ -168,6 +170,9 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         "quarter_turn_accuracy": round(float((all_err < 45).mean()), 4) if len(all_err) else None,
         "angle_off_30_per_rank": off30,
         "ap50_per_rank": aps,
+        # decode + detection per photo (a rough figure: the speed part is the measured one)
+        "detect_s_mean": round(float(np.mean(seconds)), 3) if seconds else None,
+        "detect_s_p50": round(float(np.median(seconds)), 3) if seconds else None,
     }
 
 
@@ -245,7 +250,7 @@ def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | 
     for _ in range(2):
         detect_corners(photo, detector)
     times = []
-    fine_before = detector.fine_runs
+    fine_before, roi_before = detector.fine_runs, detector.roi_runs
     for _ in range(runs):
         t = time.perf_counter()
         corners, ph = detect_corners(photo, detector)
@@ -253,6 +258,7 @@ def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | 
     out = {"photo": str(photo), "size": f"{ph.width}x{ph.height}", "corners": len(corners),
            "passes_long_side": list(detector.long_sides), "runs": runs,
            "small_index_pass": detector.fine_runs > fine_before,
+           "finest_pass_on_pieces": detector.roi_runs > roi_before,
            "p50_s": round(statistics.median(times), 3),
            "p90_s": round(float(np.percentile(times, 90)), 3)}
     if torch_weights and torch_weights.exists() and torch_python.exists():
@@ -305,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wide-direction", default=None,
                     help="override the ranks whose direction the wide look settles, e.g. 6,9,8 "
                          "('' = off)")
+    ap.add_argument("--roi-margin", type=float, default=None,
+                    help="override where the finest pass runs: around the coarse pass's boxes, "
+                         "this many of their long sides (0 = the whole photo)")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -325,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                             six_nine_margin=args.six_nine_margin, fine_below=args.fine_below,
                             wide_direction=None if args.wide_direction is None else tuple(
                                 r for r in args.wide_direction.split(",") if r),
-                            three_ink=None if args.three_ink is None else bool(args.three_ink))
+                            three_ink=None if args.three_ink is None else bool(args.three_ink),
+                            roi_margin=args.roi_margin)
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
@@ -335,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     report["three_ink"] = detector.three_ink
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side}
+    report["roi"] = {"margin": detector.roi_margin, "max_area": detector.roi_max_area,
+                     "min_side": detector.roi_min_side, "floor": detector.roi_floor}
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
         report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)
@@ -348,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         if photo is not None:
             report["speed"] = speed(detector, photo, args.runs, args.torch_weights,
                                     args.torch_python)
+    report["finest_passes_on_pieces"] = detector.roi_runs
     report["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
     return 0

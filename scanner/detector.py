@@ -1,9 +1,10 @@
 """The corner detector at run time: two small ONNX models run with onnxruntime.
 
 Stage 1 is a one-class detector ("a printed rank index is here", a YOLO net trained in
-`datasets/train.py`) run on the whole photo rescaled to about 1,600 px on the long side,
-plus a cheap coarse pass for close-ups whose indices are too big at that scale; boxes
-from all passes are merged with our own numpy NMS. Stage 2 cuts each detected index out
+`datasets/train.py`): a coarse pass on the photo rescaled to about 1,120 px on the long
+side (close-ups' indices are too big at the finer scale), then a pass at about 1,600 px on
+the parts of the photo around what the coarse pass found (a table's cards lie in a few
+groups; see `_finest_pass`); boxes from all passes are merged with our own numpy NMS. Stage 2 cuts each detected index out
 of the photo at the best resolution decoded and a small CNN (`datasets/train_classifier.py`)
 reads its rank (15 classes, or "not an index") and the direction its card's top points.
 Splitting "where" from "what" is what lets a net trained from scratch on two CPU cores
@@ -174,7 +175,8 @@ class OnnxDetector:
                  six_nine_weight: float | None = None,
                  wide_direction: tuple[str, ...] | None = None,
                  refine_weight: float | None = None,
-                 three_ink: bool | None = None) -> None:
+                 three_ink: bool | None = None,
+                 roi_margin: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -247,6 +249,7 @@ class OnnxDetector:
         self.fine_target = float(run.get("fine_target", 24.0))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
+        self.roi_runs = 0  # finest passes run on parts of the photo (benchmarks report it)
         # How far every box moves to the refiner's box before the reader reads it (0 = not
         # at all, 1 = all the way). See `_refine`.
         self.refine_weight = float(refine_weight if refine_weight is not None
@@ -254,6 +257,14 @@ class OnnxDetector:
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
         self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
+        # The finest pass only where the coarse passes saw indices: around each of their
+        # boxes, `roi_margin` times its long side (0 = the whole photo), unless those
+        # rectangles cover `roi_max_area` of it or the coarse passes are unsure of the
+        # table (see `_finest_pass`).
+        self.roi_margin = float(roi_margin if roi_margin is not None else run.get("roi_margin", 0.0))
+        self.roi_max_area = float(run.get("roi_max_area", 0.75))
+        self.roi_min_side = float(run.get("roi_min_side", 20.0))
+        self.roi_floor = float(run.get("roi_floor", 0.1))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -281,12 +292,17 @@ class OnnxDetector:
                 scales.append(s)
         return scales
 
-    def _run_pass(self, rgb: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
-        """Boxes (in `rgb` pixels) and scores of one detector pass at `scale`."""
+    def _resize(self, rgb: np.ndarray, scale: float) -> np.ndarray:
+        """`rgb` at `scale` (area-averaged), as a detector pass sees it."""
         h, w = rgb.shape[:2]
         nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
-        img = rgb if (nw, nh) == (w, h) else cv2.resize(rgb, (nw, nh),
+        return rgb if (nw, nh) == (w, h) else cv2.resize(rgb, (nw, nh),
                                                          interpolation=cv2.INTER_AREA)
+
+    def _infer(self, img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (xyxy, `img` pixels, clipped to it) and scores >= `floor` of one run of the
+        detector net on `img`, padded to a multiple of the stride."""
+        nh, nw = img.shape[:2]
         s = self.stride
         pw, ph = -(-nw // s) * s, -(-nh // s) * s
         if (pw, ph) != (nw, nh):
@@ -300,20 +316,77 @@ class OnnxDetector:
             scores = out[4:].max(axis=0)
             cx, cy, bw, bh = out[:4]
             boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
-        keep = scores >= self.conf
+        keep = scores >= floor
         boxes, scores = boxes[keep], scores[keep]
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
+        return boxes, scores
+
+    def _run_pass(self, rgb: np.ndarray, scale: float, floor: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (in `rgb` pixels) and scores (>= `floor`, default `conf`) of one detector
+        pass at `scale`."""
+        img = self._resize(rgb, scale)
+        boxes, scores = self._infer(img, self.conf if floor is None else floor)
         # The coarse pass is there for big indices; its small boxes are the fine pass's job.
+        h, w = rgb.shape[:2]
         if self.min_side_ratio and scale < max(self._scales(h, w)):
             big = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
-            keep = big >= self.min_side_ratio * max(pw, ph)
+            keep = big >= self.min_side_ratio * max(img.shape[:2])
             boxes, scores = boxes[keep], scores[keep]
         return boxes / scale, scores
 
-    def _locate(self, rgb: np.ndarray, scales: list[float]) -> tuple[np.ndarray, np.ndarray]:
-        """Boxes and scores of the passes at `scales`, not yet merged."""
-        found = [self._run_pass(rgb, scale) for scale in scales]
+    def _finest_pass(self, rgb: np.ndarray, scale: float, scout: np.ndarray,
+                     scout_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The finest pass (`scale`), run only on the rectangles of the photo around the
+        coarse passes' boxes (`scout`, `rgb` pixels, scores >= `roi_floor`) when that is
+        worth it; else on the whole photo.
+
+        Each scout box marks the stride cells within `roi_margin` times its long side; the
+        marked cells' connected regions, as rectangles (`roi_rectangles` merges those that
+        overlap or cost little more as one), are run one by one. The whole photo runs when `roi_margin` is 0, when fewer than
+        `FINE_MIN_SURE` scout boxes are sure (score >= `SIDEWAYS_SURE`) or their median long
+        side at `scale` is under `roi_min_side` pixels (the coarse pass sees too little of
+        such a table to say where its cards are not), or when the rectangles cover
+        `roi_max_area` of the photo. A box within a pixel of a rectangle's edge inside
+        the photo is cut by it and dropped.
+        """
+        sure = scout[scout_scores >= SIDEWAYS_SURE]
+        if self.roi_margin <= 0 or len(sure) < FINE_MIN_SURE:
+            return self._run_pass(rgb, scale)
+        side = float(np.median(np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])))
+        if side * scale < self.roi_min_side:
+            return self._run_pass(rgb, scale)
+        img = self._resize(rgb, scale)
+        nh, nw = img.shape[:2]
+        cells = roi_rectangles(scout[scout_scores >= self.roi_floor] * scale, self.roi_margin,
+                               nw, nh, self.stride)
+        s = self.stride
+        if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * s * s \
+                >= self.roi_max_area * nw * nh:
+            return self._run_pass(rgb, scale)
+        self.roi_runs += 1
+        found_boxes, found_scores = [], []
+        for x0, y0, x1, y1 in cells:
+            px0, py0, px1, py1 = x0 * s, y0 * s, min(x1 * s, nw), min(y1 * s, nh)
+            boxes, scores = self._infer(img[py0:py1, px0:px1], self.conf)
+            inner = np.ones(len(boxes), bool)
+            for edge, at, inside in ((0, 0, px0 > 0), (1, 0, py0 > 0),
+                                     (2, px1 - px0, px1 < nw), (3, py1 - py0, py1 < nh)):
+                if inside:  # this edge of the piece cuts the photo
+                    inner &= np.abs(boxes[:, edge] - at) > 1.0
+            boxes = boxes[inner] + np.array([px0, py0, px0, py0], np.float32)
+            found_boxes.append(boxes)
+            found_scores.append(scores[inner])
+        if not found_boxes:
+            return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
+        return np.concatenate(found_boxes) / scale, np.concatenate(found_scores)
+
+    def _scout(self, rgb: np.ndarray, scales: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes and scores of the coarse passes (`scales[1:]`), down to `roi_floor` when
+        they guide the finest pass (`_finest_pass`), else down to `conf`."""
+        floor = min(self.conf, self.roi_floor) if self.roi_margin > 0 else self.conf
+        found = [self._run_pass(rgb, scale, floor) for scale in scales[1:]]
         if not found:
             return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         return (np.concatenate([b for b, _ in found]).astype(np.float32).reshape(-1, 4),
@@ -514,13 +587,16 @@ class OnnxDetector:
         the small-index pass ran from the full-resolution photo, a callable giving `view`
         at that resolution (small indices are read there), else None.
 
-        The finest pass runs first. With `upright`, its sure corners are read: if most
+        The coarse passes run first, then the finest, where they saw cards
+        (`_finest_pass`). With `upright`, the finest pass's sure corners are read: if most
         point sideways, every pass runs again on the photo turned a quarter and one NMS
-        takes all boxes (the first pass's too); otherwise the other passes run on `rgb`
-        and the boxes are those of `locate`.
+        takes all boxes (the first finest pass's too); otherwise the boxes are those of
+        `locate`.
         """
         scales = self._scales(*rgb.shape[:2])
-        raw, raw_scores = self._locate(rgb, scales[:1])
+        coarse, coarse_scores = self._scout(rgb, scales)
+        raw, raw_scores = self._finest_pass(rgb, scales[0], coarse, coarse_scores)
+        coarse, coarse_scores = coarse[coarse_scores >= self.conf], coarse_scores[coarse_scores >= self.conf]
         turn = self._sideways_turn(rgb, raw, raw_scores) if upright else 0
         fine_scale = self._fine_scale(raw, raw_scores, scales)
         view, view_full = rgb, full
@@ -528,9 +604,13 @@ class OnnxDetector:
             view = np.ascontiguousarray(np.rot90(rgb, turn))
             if full is not None:
                 view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
-            more, more_scores = self._locate(view, scales)
+            coarse, coarse_scores = self._scout(view, scales)
+            finest, finest_scores = self._finest_pass(view, scales[0], coarse, coarse_scores)
+            sure = coarse_scores >= self.conf
+            more = np.concatenate([finest, coarse[sure]])
+            more_scores = np.concatenate([finest_scores, coarse_scores[sure]])
         else:
-            more, more_scores = self._locate(rgb, scales[1:])
+            more, more_scores = coarse, coarse_scores
         fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale)
         more, more_scores = np.concatenate([more, fine]), np.concatenate([more_scores, fine_scores])
         if turn:  # turning the turned image the rest of the way round maps its boxes back
@@ -547,10 +627,10 @@ class OnnxDetector:
         `full`, when `rgb` is a reduced decode, gives the photo's full-resolution pixels
         for the small-index pass (`_fine_scale`); it is called only if that pass runs.
 
-        With `upright` on, the first (finest) pass is read before the others: if most of
-        its sure corners point sideways, the remaining passes run on the photo turned a
-        quarter (cards up or down, as the detector sees them best), the finest pass too,
-        and all boxes are merged; the crops of a turned photo are read turned too.
+        With `upright` on, the finest pass's sure corners are read first: if most point
+        sideways, the passes run again on the photo turned a quarter (cards up or down, as
+        the detector sees them best) and all boxes are merged; the crops of a turned photo
+        are read turned too.
         """
         rgb = _as_rgb(rgb)
         with self._lock:
@@ -631,6 +711,49 @@ SIDEWAYS_SURE = 0.3
 SIDEWAYS_MIN_SURE = 4
 # The small-index pass is judged on at least this many sure boxes of the finest pass.
 FINE_MIN_SURE = 4
+
+
+# Finest-pass pieces (`roi_rectangles`): two pieces are run as one where that adds at most
+# this many stride cells (each costs ~0.1 ms at 1,600 px on this machine, a run of the net
+# a few ms of its own), and never more than this many pieces.
+ROI_SLACK = 48
+ROI_MOST = 8
+
+
+def roi_rectangles(boxes: np.ndarray, margin: float, width: int, height: int, cell: int,
+                   slack: int = ROI_SLACK, most: int = ROI_MOST) -> list[tuple[int, int, int, int]]:
+    """Rectangles (x0, y0, x1, y1 in `cell`s, end exclusive) of an image `width` x
+    `height` holding every box of `boxes` (xyxy, its pixels) grown by `margin` times its
+    long side: the connected regions of the cells the grown boxes touch, as bounding
+    rectangles; then, cheapest first, two rectangles become the one holding both while
+    that adds at most `slack` cells to the area run (overlapping ones always do) or there
+    are more than `most`."""
+    gw, gh = -(-width // cell), -(-height // cell)
+    mask = np.zeros((gh, gw), np.uint8)
+    if not len(boxes):
+        return []
+    grow = margin * np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    lo = np.floor((boxes[:, :2] - grow[:, None]) / cell).astype(int).clip(0, [gw - 1, gh - 1])
+    hi = np.floor((boxes[:, 2:] + grow[:, None]) / cell).astype(int).clip(0, [gw - 1, gh - 1])
+    for (x0, y0), (x1, y1) in zip(lo, hi, strict=True):
+        mask[y0:y1 + 1, x0:x1 + 1] = 1
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    rects = [(int(x), int(y), int(x + w), int(y + h)) for x, y, w, h, _ in stats[1:n]]
+
+    def area(r: tuple[int, int, int, int]) -> int:
+        return (r[2] - r[0]) * (r[3] - r[1])
+
+    while len(rects) > 1:
+        extra, i, j, union = min(
+            (area(u) - area(a) - area(b), i, j, u)
+            for i, a in enumerate(rects) for j, b in enumerate(rects[i + 1:], i + 1)
+            for u in [(min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))])
+        a, b = rects[i], rects[j]
+        overlap = a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+        if not (overlap or extra <= slack or len(rects) > most):
+            break
+        rects = [r for k, r in enumerate(rects) if k not in (i, j)] + [union]
+    return sorted(rects)
 
 
 def quarter_turn_upright(probs: np.ndarray, scores: np.ndarray, angles: np.ndarray,

@@ -140,7 +140,8 @@ def _decode(img: Image.Image, draft_long_side: int | None) -> np.ndarray:
             k = draft_long_side / max(w, h)
             img.draft("RGB", (max(1, int(w * k)), max(1, int(h * k))))
         img.load()
-        img = ImageOps.exif_transpose(img)
+        if _orientation(img) != 1:  # exif_transpose copies the pixels even when upright
+            img = ImageOps.exif_transpose(img)
         if img.mode != "RGB":
             img = img.convert("RGBA").convert("RGB") if "A" in img.mode or img.mode == "P" \
                 else img.convert("RGB")

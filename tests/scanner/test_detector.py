@@ -30,6 +30,7 @@ from scanner.detector import (
     detect_photo,
     non_max_suppression,
     quarter_turn_upright,
+    roi_rectangles,
     turn_boxes,
 )
 from scanner.imageio import ImageError, PhotoTooLarge
@@ -383,12 +384,14 @@ def test_an_empty_thread_setting_means_the_default(monkeypatch: pytest.MonkeyPat
 # ------------------------------------------------------------------ the small-index pass
 
 def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> None:
-    """Stub the detector's passes: the finest returns six sure boxes `first_side` pixels
-    long (in the pass's pixels), the others nothing; each pass is recorded as (source
-    width, scale)."""
-    def run_pass(img: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Stub the detector's passes: the finest (run second, after the coarse pass) returns
+    six sure boxes `first_side` pixels long (in the pass's pixels), the coarse one
+    nothing, the small-index pass (third) two; each pass is recorded as (source width,
+    scale)."""
+    def run_pass(img: np.ndarray, scale: float, floor: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
         passes.append((img.shape[1], round(scale, 3)))
-        if len(passes) > 1:
+        if len(passes) != 2:
             n = 2 if len(passes) == 3 else 0  # the small-index pass (third) finds two
             boxes = np.tile(np.array([[100, 100, 100 + 24, 100 + 24]], np.float32), (n, 1))
             boxes[:, :2] += np.arange(n)[:, None] * 350
@@ -414,7 +417,7 @@ def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     _recording_passes(det, 10, passes)
     boxes, scores, turn, view, sharp = det._find(rgb, full, upright=False)
     # 10 px indices want 2.4x; the long side caps that at 2x, which is the full photo at 1:1
-    assert passes == [(1600, 1.0), (1600, 0.7), (3200, 1.0)]
+    assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)]
     assert decoded == [1] and sharp is full and turn == 0 and view is rgb
     assert det.fine_runs == 1
     # the fine pass's boxes come back in `rgb` pixels (half the full photo's)
@@ -431,7 +434,7 @@ def test_no_finer_pass_for_large_indices_or_when_off() -> None:
         passes: list = []
         _recording_passes(det, side, passes)
         *_, sharp = det._find(rgb, never, upright=False)
-        assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None and det.fine_runs == 0
+        assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None and det.fine_runs == 0
 
 
 def test_finer_pass_never_enlarges_past_the_photo() -> None:
@@ -441,11 +444,11 @@ def test_finer_pass_never_enlarges_past_the_photo() -> None:
     passes: list = []
     _recording_passes(det, 10, passes)
     *_, sharp = det._find(small, None, upright=False)
-    assert passes == [(1600, 1.0), (1600, 0.7)] and sharp is None  # first pass is 1:1
+    assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None  # finest pass is 1:1
     big = np.zeros((2400, 3200, 3), np.uint8)  # passes at 0.5 and 0.35 of it
     passes.clear()
     *_, sharp = det._find(big, None, upright=False)
-    assert passes == [(3200, 0.5), (3200, 0.35), (3200, 1.0)] and sharp is None
+    assert passes == [(3200, 0.35), (3200, 0.5), (3200, 1.0)] and sharp is None
 
 
 def test_small_indices_of_a_big_photo_are_found(scene) -> None:
@@ -476,6 +479,124 @@ def test_small_indices_of_a_big_photo_are_found(scene) -> None:
     assert right(fine) >= 0.8 * len(gt_boxes)
     assert right(fine) > right(plain), (right(fine), right(plain))
 
+
+
+# ------------------------------------------- the finest pass where the coarse pass saw cards
+
+
+def test_roi_rectangles_grow_boxes_and_merge_what_overlaps() -> None:
+    # two boxes far apart: two rectangles, each the box grown by twice its long side
+    boxes = np.array([[320, 320, 340, 350], [1200, 900, 1220, 930]], np.float32)
+    rects = roi_rectangles(boxes, 2.0, 1600, 1200, 32)
+    assert sorted(rects) == [((320 - 60) // 32, (320 - 60) // 32, (340 + 60) // 32 + 1,
+                              (350 + 60) // 32 + 1),
+                             ((1200 - 60) // 32, (900 - 60) // 32, (1220 + 60) // 32 + 1,
+                              (930 + 60) // 32 + 1)]
+    # grown far enough they overlap: one rectangle holding both
+    assert roi_rectangles(boxes, 20.0, 1600, 1200, 32) == [(0, 0, 50, 38)]
+    # close enough that one rectangle costs little more than two: one
+    near = np.array([[320, 320, 340, 350], [480, 320, 500, 350]], np.float32)
+    assert roi_rectangles(near, 1.0, 1600, 1200, 32) == [(9, 9, 17, 12)]
+    assert len(roi_rectangles(near, 1.0, 1600, 1200, 32, slack=0)) == 2
+    # never more than `most` rectangles
+    dots = np.array([[100 + 300 * i, 100 + 300 * j, 110 + 300 * i, 110 + 300 * j]
+                     for i in range(5) for j in range(4)], np.float32)
+    assert len(roi_rectangles(dots, 0.0, 1600, 1200, 32, slack=0)) == 8
+    # an L of two regions whose bounding rectangles overlap is merged into one
+    ell = np.array([[0, 0, 600, 20], [700, 0, 720, 1100], [0, 1100, 700, 1120]], np.float32)
+    assert roi_rectangles(ell, 0.0, 1600, 1200, 32) == [(0, 0, 23, 36)]
+    assert roi_rectangles(np.zeros((0, 4), np.float32), 3.0, 1600, 1200, 32) == []
+
+
+def _stub_net(det: OnnxDetector, found: np.ndarray, runs: list) -> None:
+    """Stub the detector net: it 'sees' the boxes `found` (xyxy, pixels of the image the
+    pass resized) wherever the image it is run on holds them, whole or cut, score 0.9;
+    each run records the (x0, y0) of the piece it was given, found by its pixel values."""
+    def infer(img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        x0, y0 = int(img[0, 0, 0]) * 32, int(img[0, 0, 1]) * 32
+        h, w = img.shape[:2]
+        runs.append((x0, y0, w, h))
+        b = found - np.array([x0, y0, x0, y0], np.float32)
+        b[:, [0, 2]] = b[:, [0, 2]].clip(0, w)
+        b[:, [1, 3]] = b[:, [1, 3]].clip(0, h)
+        seen = (b[:, 2] > b[:, 0]) & (b[:, 3] > b[:, 1])
+        return b[seen], np.full(int(seen.sum()), 0.9, np.float32)
+    det._infer = infer
+
+
+def _cell_image(w: int, h: int) -> np.ndarray:
+    """An image whose every pixel holds its 32 px cell's column (red) and row (green)."""
+    y, x = np.mgrid[0:h, 0:w]
+    return np.stack([x // 32, y // 32, np.zeros_like(x)], axis=2).astype(np.uint8)
+
+
+def test_the_finest_pass_runs_only_around_the_coarse_passes_boxes() -> None:
+    det = OnnxDetector(roi_margin=2.0)
+    rgb = _cell_image(1600, 1200)
+    # the coarse pass saw a column of six indices near the top left
+    scout = np.array([[200, 100 + 40 * i, 220, 130 + 40 * i] for i in range(6)], np.float32)
+    scores = np.full(6, 0.9, np.float32)
+    # the net sees those indices, one more beside them, and one far away outside
+    found = np.r_[scout, [[250, 200, 270, 230], [1400, 1000, 1420, 1030]]].astype(np.float32)
+    runs: list = []
+    _stub_net(det, found, runs)
+    boxes, got = det._finest_pass(rgb, 1.0, scout, scores)
+    assert det.roi_runs == 1 and len(runs) == 1
+    x0, y0, w, h = runs[0]
+    assert (x0, y0) == (128, 32) and w * h < 0.2 * 1600 * 1200
+    # every box inside the piece comes back in the photo's pixels; the far one is not seen
+    assert sorted(boxes.tolist()) == sorted(found[:7].tolist()) and np.all(got == 0.9)
+
+
+def test_a_box_cut_by_a_piece_edge_is_dropped_but_not_one_at_the_photos_edge() -> None:
+    det = OnnxDetector(roi_margin=1.0)
+    rgb = _cell_image(1600, 1200)
+    scout = np.array([[10 + 30 * i, 10, 30 + 30 * i, 40] for i in range(5)], np.float32)
+    runs: list = []
+    # a box half out of the piece (the piece ends at x = 192, y = 96) and one at the edge
+    found = np.array([[170, 60, 230, 90], [0, 0, 20, 30]], np.float32)
+    _stub_net(det, found, runs)
+    boxes, _ = det._finest_pass(rgb, 1.0, scout, np.full(5, 0.9, np.float32))
+    assert runs == [(0, 0, 192, 96)]
+    assert boxes.tolist() == [[0, 0, 20, 30]]
+
+
+def test_the_finest_pass_takes_the_whole_photo_when_the_coarse_pass_says_too_little() -> None:
+    rgb = _cell_image(1600, 1200)
+    col = np.array([[200, 100 + 40 * i, 220, 130 + 40 * i] for i in range(6)], np.float32)
+    spread = np.array([[100 + 260 * i, 100 + 190 * j, 120 + 260 * i, 130 + 190 * j]
+                       for i in range(6) for j in range(6)], np.float32)
+    cases = [  # (margin, scout boxes, their scores, scale)
+        (0.0, col, np.full(6, 0.9), 1.0),  # switched off
+        (2.0, col[:3], np.full(3, 0.9), 1.0),  # too few boxes
+        (2.0, col, np.full(6, 0.2), 1.0),  # none sure
+        (2.0, col, np.full(6, 0.9), 0.5),  # 15 px at the pass's scale: too small to judge
+        (4.0, spread, np.full(36, 0.9), 1.0),  # cards all over the photo
+    ]
+    for margin, scout, scores, scale in cases:
+        det = OnnxDetector(roi_margin=margin)
+        runs: list = []
+        _stub_net(det, np.zeros((0, 4), np.float32), runs)
+        det._finest_pass(rgb, scale, scout, scores.astype(np.float32))
+        assert det.roi_runs == 0 and len(runs) == 1, (margin, len(scout), scale)
+        assert runs[0][2:] == (round(1600 * scale), round(1200 * scale))
+
+
+def test_the_finest_pass_on_pieces_finds_what_it_finds_on_the_whole_photo(scene) -> None:
+    """The fixture table on the right of a wider photo: run around the coarse pass's
+    boxes, the finest pass gives the corners it gives run on the whole photo."""
+    src = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    h, w = src.shape[:2]
+    canvas = np.empty((h, w + 600, 3), np.uint8)
+    canvas[:] = np.median(np.r_[src[:8].reshape(-1, 3), src[-8:].reshape(-1, 3)], axis=0)
+    canvas[:, 600:] = src
+    whole = OnnxDetector(roi_margin=0.0).detect(canvas)
+    det = OnnxDetector(roi_margin=2.0)
+    pieces = det.detect(canvas)
+    assert det.roi_runs == 1
+    assert len(pieces) >= 0.97 * len(whole)
+    same = sum(box_iou(b, pieces.boxes).max() >= 0.9 for b in whole.boxes)
+    assert same >= 0.95 * len(whole), (same, len(whole), len(pieces))
 
 def _models_with_six_nine_reader(tmp_path: Path, file: str = "classifier.onnx") -> Path:
     """A copy of the bundled models whose detector.json names a 6/9 reader (48 px crops at
