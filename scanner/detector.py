@@ -4,9 +4,10 @@ Stage 1 is a one-class detector ("a printed rank index is here", a YOLO net trai
 `datasets/train.py`): a coarse pass on the photo rescaled to about 1,120 px on the long
 side (close-ups' indices are too big at the finer scale), then a pass at about 1,600 px on
 the parts of the photo around what the coarse pass found (a table's cards lie in a few
-groups; see `_finest_pass`); boxes from all passes are merged with our own numpy NMS. Stage 2 cuts each detected index out
-of the photo at the best resolution decoded and a small CNN (`datasets/train_classifier.py`)
-reads its rank (15 classes, or "not an index") and the direction its card's top points.
+groups; see `_finest_pass`); boxes from all passes are merged with our own numpy NMS.
+Stage 2 cuts each detected index out of the photo at the best resolution decoded and a
+small CNN (`datasets/train_classifier.py`) reads its rank (15 classes, or "not an index")
+and the direction its card's top points.
 Splitting "where" from "what" is what lets a net trained from scratch on two CPU cores
 converge (see models/MODEL_CARD.md). No torch here: numpy, OpenCV, onnxruntime only.
 """
@@ -261,7 +262,8 @@ class OnnxDetector:
         # boxes, `roi_margin` times its long side (0 = the whole photo), unless those
         # rectangles cover `roi_max_area` of it or the coarse passes are unsure of the
         # table (see `_finest_pass`).
-        self.roi_margin = float(roi_margin if roi_margin is not None else run.get("roi_margin", 0.0))
+        self.roi_margin = float(roi_margin if roi_margin is not None
+                                else run.get("roi_margin", 0.0))
         self.roi_max_area = float(run.get("roi_max_area", 0.75))
         self.roi_min_side = float(run.get("roi_min_side", 20.0))
         self.roi_floor = float(run.get("roi_floor", 0.1))
@@ -344,12 +346,13 @@ class OnnxDetector:
 
         Each scout box marks the stride cells within `roi_margin` times its long side; the
         marked cells' connected regions, as rectangles (`roi_rectangles` merges those that
-        overlap or cost little more as one), are run one by one. The whole photo runs when `roi_margin` is 0, when fewer than
-        `FINE_MIN_SURE` scout boxes are sure (score >= `SIDEWAYS_SURE`) or their median long
-        side at `scale` is under `roi_min_side` pixels (the coarse pass sees too little of
-        such a table to say where its cards are not), or when the rectangles cover
-        `roi_max_area` of the photo. A box within a pixel of a rectangle's edge inside
-        the photo is cut by it and dropped.
+        overlap or cost little more as one), are run one by one. The whole photo runs
+        when `roi_margin` is 0, when fewer than `FINE_MIN_SURE` scout boxes are sure
+        (score >= `SIDEWAYS_SURE`) or their median long side at `scale` is under
+        `roi_min_side` pixels (the coarse pass sees too little of such a table to say
+        where its cards are not), or when the rectangles cover `roi_max_area` of the
+        photo. A box within a pixel of a rectangle's edge inside the photo is cut by it
+        and dropped.
         """
         sure = scout[scout_scores >= SIDEWAYS_SURE]
         if self.roi_margin <= 0 or len(sure) < FINE_MIN_SURE:
@@ -596,7 +599,8 @@ class OnnxDetector:
         scales = self._scales(*rgb.shape[:2])
         coarse, coarse_scores = self._scout(rgb, scales)
         raw, raw_scores = self._finest_pass(rgb, scales[0], coarse, coarse_scores)
-        coarse, coarse_scores = coarse[coarse_scores >= self.conf], coarse_scores[coarse_scores >= self.conf]
+        sure = coarse_scores >= self.conf  # the coarse boxes under `conf` only guided it
+        coarse, coarse_scores = coarse[sure], coarse_scores[sure]
         turn = self._sideways_turn(rgb, raw, raw_scores) if upright else 0
         fine_scale = self._fine_scale(raw, raw_scores, scales)
         view, view_full = rgb, full
@@ -721,13 +725,14 @@ ROI_MOST = 8
 
 
 def roi_rectangles(boxes: np.ndarray, margin: float, width: int, height: int, cell: int,
-                   slack: int = ROI_SLACK, most: int = ROI_MOST) -> list[tuple[int, int, int, int]]:
+                   slack: int = ROI_SLACK, most: int = ROI_MOST
+                   ) -> list[tuple[int, int, int, int]]:
     """Rectangles (x0, y0, x1, y1 in `cell`s, end exclusive) of an image `width` x
     `height` holding every box of `boxes` (xyxy, its pixels) grown by `margin` times its
     long side: the connected regions of the cells the grown boxes touch, as bounding
-    rectangles; then, cheapest first, two rectangles become the one holding both while
-    that adds at most `slack` cells to the area run (overlapping ones always do) or there
-    are more than `most`."""
+    rectangles; then two rectangles become the one holding both, overlapping ones first
+    and then the cheapest, while they overlap, that adds at most `slack` cells to the area
+    run, or there are more than `most`."""
     gw, gh = -(-width // cell), -(-height // cell)
     mask = np.zeros((gh, gw), np.uint8)
     if not len(boxes):
@@ -743,14 +748,15 @@ def roi_rectangles(boxes: np.ndarray, margin: float, width: int, height: int, ce
     def area(r: tuple[int, int, int, int]) -> int:
         return (r[2] - r[0]) * (r[3] - r[1])
 
+    def overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
     while len(rects) > 1:
-        extra, i, j, union = min(
-            (area(u) - area(a) - area(b), i, j, u)
+        apart, extra, i, j, union = min(
+            (not overlap(a, b), area(u) - area(a) - area(b), i, j, u)
             for i, a in enumerate(rects) for j, b in enumerate(rects[i + 1:], i + 1)
             for u in [(min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))])
-        a, b = rects[i], rects[j]
-        overlap = a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-        if not (overlap or extra <= slack or len(rects) > most):
+        if apart and extra > slack and len(rects) <= most:
             break
         rects = [r for k, r in enumerate(rects) if k not in (i, j)] + [union]
     return sorted(rects)
