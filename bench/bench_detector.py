@@ -31,12 +31,13 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from datasets.groundtruth import turn_scene  # noqa: E402
+from datasets.groundtruth import keystone_scene, turn_scene  # noqa: E402
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
 from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
@@ -94,9 +95,12 @@ def _match(det_boxes, det_scores, gt_boxes, ignore_boxes, iou_thr=0.5):
     return tp, gt_of, ignored
 
 
-def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, turn: int = 0) -> dict:
+def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, turn: int = 0,
+                       keystone: float = 0.0) -> dict:
     """Corner mAP50 (15 classes), index AP50, recall and rank accuracy on rendered scenes
-    (each photo turned counter-clockwise by `turn` degrees, a multiple of 90)."""
+    (each photo turned counter-clockwise by `turn` degrees, a multiple of 90; with
+    `keystone`, then seen from a player's seat, its far edge that share of its width:
+    `datasets.groundtruth.keystone_scene`)."""
     turns = (turn // 90) % 4
     files = sorted(scene_dir.rglob("scene_*.json"))[: limit or None]
     per_class = {c: ([], [], 0) for c in range(len(INDEX_CLASSES))}
@@ -106,6 +110,9 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         scene = json.loads(f.read_text())
         if turns:  # boxes and directions as in the photo turned counter-clockwise
             scene = turn_scene(scene, turns)
+        warp = None
+        if keystone:
+            scene, warp = keystone_scene(scene, keystone)
         gt_boxes, gt_cls, gt_ang, ign = [], [], [], []
         for card in scene["cards"]:
             cid = _rank_id(card)
@@ -120,7 +127,15 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         gt_cls = np.asarray(gt_cls, int)
         ign = np.asarray(ign, np.float32).reshape(-1, 4)
         src = f.with_name(scene["image"]["file"])
-        if turns:
+        if warp is not None:  # warped at full size, handed over as a JPEG again
+            photo = load_photo(src)
+            rgb = photo.turned(turns).rgb if turns else photo.rgb
+            rgb = cv2.warpPerspective(rgb, warp, (rgb.shape[1], rgb.shape[0]),
+                                      borderValue=(90, 90, 90))
+            _, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+                                   [cv2.IMWRITE_JPEG_QUALITY, 95])
+            src = jpeg.tobytes()
+        elif turns:
             src = load_photo(src, long_side=detector.decode_long_side).turned(turns)
         t = time.perf_counter()
         corners, _ = detect_corners(src, detector)
@@ -311,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wide-direction", default=None,
                     help="override the ranks whose direction the wide look settles, e.g. 6,9,8 "
                          "('' = off)")
+    ap.add_argument("--keystone", type=float, default=0.0,
+                    help="warp each scene as seen from a seat: its far edge this share of "
+                         "its width (0 = as rendered, from above)")
     ap.add_argument("--roi-margin", type=float, default=None,
                     help="override where the finest pass runs: around the coarse pass's boxes, "
                          "this many of their long sides (0 = the whole photo)")
@@ -349,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
                      "min_side": detector.roi_min_side, "floor": detector.roi_floor}
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)
     if "synthetic" in parts and args.scenes.is_dir():
-        report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn)
+        report["synthetic"] = evaluate_synthetic(detector, args.scenes, args.limit, args.turn,
+                                                 args.keystone)
     if "real" in parts and args.real.is_dir():
         report["real"] = evaluate_real(detector, args.real, args.real_step, sweep)
     if "speed" in parts:

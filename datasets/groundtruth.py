@@ -111,6 +111,40 @@ def turn_scene(scene: dict, k: int) -> dict:
     return out
 
 
+def keystone_scene(scene: dict, far: float) -> tuple[dict, np.ndarray]:
+    """`scene` as photographed from a player's seat rather than from above: the far (top)
+    edge of the photo shrunk to `far` of its width (centred, and moved down a tenth of
+    the height), the near edge kept. Returns the scene with each index's box (the
+    bounding box of its quad moved, else of its box's corners) and direction moved, and
+    the 3x3 homography that warps the photo (`cv2.warpPerspective`)."""
+    import cv2
+
+    out = copy.deepcopy(scene)
+    w, h = out["image"]["width"], out["image"]["height"]
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    dst = np.float32([[w * (1 - far) / 2, h * 0.1], [w * (1 + far) / 2, h * 0.1], [w, h], [0, h]])
+    m = cv2.getPerspectiveTransform(src, dst)
+
+    def move(points: np.ndarray) -> np.ndarray:
+        return cv2.perspectiveTransform(np.asarray(points, np.float64).reshape(-1, 1, 2), m)[:, 0]
+
+    for card in out["cards"]:
+        for index in card.get("indices", []):
+            x1, y1, x2, y2 = index["box"]
+            quad = index.get("quad") or [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+            moved = move(quad)
+            index["box"] = [float(moved[:, 0].min()), float(moved[:, 1].min()),
+                            float(moved[:, 0].max()), float(moved[:, 1].max())]
+            if "quad" in index:
+                index["quad"] = moved.round(2).tolist()
+            if "angle" in index:  # the index's up direction, moved at its centre
+                a = np.radians(index["angle"])
+                c = np.mean(np.asarray(quad, float), axis=0)
+                (px, py), (qx, qy) = move([c, c + 10 * np.array([np.sin(a), -np.cos(a)])])
+                index["angle"] = float(np.degrees(np.arctan2(qx - px, -(qy - py))) % 360)
+    return out, m
+
+
 def meld_readable(scene: dict, meld: dict) -> bool:
     """Whether every card of a ground-truth meld shows an index."""
     return all(index_readable(scene["cards"][i]) for i in meld["card_ids"])

@@ -1,0 +1,57 @@
+"""Scenes as photographed another way, for the benchmarks: from a player's seat."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from datasets.groundtruth import keystone_scene
+
+SCENE = Path(__file__).resolve().parent.parent / "fixtures" / "detector" / "scene.json"
+
+
+@pytest.fixture(scope="module")
+def scene() -> dict:
+    return json.loads(SCENE.read_text())
+
+
+def test_a_keystone_keeps_the_near_edge_and_shrinks_the_far_one(scene: dict) -> None:
+    out, warp = keystone_scene(scene, 0.5)
+    w, h = scene["image"]["width"], scene["image"]["height"]
+    corners = cv2.perspectiveTransform(
+        np.float64([[0, 0], [w, 0], [w, h], [0, h]]).reshape(-1, 1, 2), warp)[:, 0]
+    assert np.allclose(corners, [[w / 4, h / 10], [3 * w / 4, h / 10], [w, h], [0, h]])
+    assert scene["cards"][0]["indices"][0]["box"] != out["cards"][0]["indices"][0]["box"]
+    near, far = [], []
+    for before, after in zip(scene["cards"], out["cards"], strict=True):
+        for a, b in zip(before["indices"], after["indices"], strict=True):
+            assert b["box"][0] < b["box"][2] and b["box"][1] < b["box"][3]
+            # each box is where its quad went, and holds its moved centre
+            x1, y1, x2, y2 = a["box"]
+            quad = a.get("quad") or [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+            moved = cv2.perspectiveTransform(np.float64(quad).reshape(-1, 1, 2), warp)[:, 0]
+            assert np.allclose(b["box"], [*moved.min(axis=0), *moved.max(axis=0)], atol=0.01)
+            # a box near the far edge shrinks, one at the near edge keeps its size
+            ratio = (b["box"][2] - b["box"][0]) / (a["box"][2] - a["box"][0])
+            (near if a["box"][3] > 0.9 * h else far if a["box"][1] < 0.2 * h else []).append(ratio)
+            # directions turn a little at most, towards the vanishing point
+            d = (b["angle"] - a["angle"] + 180) % 360 - 180
+            assert abs(d) < 30, (a["angle"], b["angle"])
+    assert far and near and max(far) < 0.75 < min(near)
+
+
+def test_a_full_width_far_edge_only_squeezes_the_height(scene: dict) -> None:
+    out, _ = keystone_scene(scene, 1.0)
+    h = scene["image"]["height"]
+    for before, after in zip(scene["cards"], out["cards"], strict=True):
+        for a, b in zip(before["indices"], after["indices"], strict=True):
+            assert np.allclose([b["box"][0], b["box"][2]], [a["box"][0], a["box"][2]], atol=0.01)
+            assert np.allclose([b["box"][1], b["box"][3]],
+                               [0.1 * h + 0.9 * a["box"][1], 0.1 * h + 0.9 * a["box"][3]],
+                               atol=0.01)
+            assert abs((b["angle"] - a["angle"] + 180) % 360 - 180) < 3
+    assert scene == json.loads(SCENE.read_text())  # the input is left as it was
