@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 import cv2
 import numpy as np
 
-from scanner.classes import INDEX_CLASSES
+from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.corners import Corners
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
@@ -367,7 +367,8 @@ class OnnxDetector:
         s = self.stride
         if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * s * s \
                 >= self.roi_max_area * nw * nh:
-            return self._run_pass(rgb, scale)
+            boxes, scores = self._infer(img, self.conf)  # the whole photo, resized already
+            return boxes / scale, scores
         self.roi_runs += 1
         found_boxes, found_scores = [], []
         for x0, y0, x1, y1 in cells:
@@ -384,6 +385,16 @@ class OnnxDetector:
         if not found_boxes:
             return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         return np.concatenate(found_boxes) / scale, np.concatenate(found_scores)
+
+    def _passes(self, rgb: np.ndarray, scales: list[float]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Boxes and scores of the finest pass (`_finest_pass`), then those of the coarse
+        passes at `conf` or more (`rgb` pixels): the coarse boxes under it only guided the
+        finest pass."""
+        coarse, coarse_scores = self._scout(rgb, scales)
+        finest, finest_scores = self._finest_pass(rgb, scales[0], coarse, coarse_scores)
+        sure = coarse_scores >= self.conf
+        return finest, finest_scores, coarse[sure], coarse_scores[sure]
 
     def _scout(self, rgb: np.ndarray, scales: list[float]) -> tuple[np.ndarray, np.ndarray]:
         """Boxes and scores of the coarse passes (`scales[1:]`), down to `roi_floor` when
@@ -597,10 +608,7 @@ class OnnxDetector:
         `locate`.
         """
         scales = self._scales(*rgb.shape[:2])
-        coarse, coarse_scores = self._scout(rgb, scales)
-        raw, raw_scores = self._finest_pass(rgb, scales[0], coarse, coarse_scores)
-        sure = coarse_scores >= self.conf  # the coarse boxes under `conf` only guided it
-        coarse, coarse_scores = coarse[sure], coarse_scores[sure]
+        raw, raw_scores, coarse, coarse_scores = self._passes(rgb, scales)
         turn = self._sideways_turn(rgb, raw, raw_scores) if upright else 0
         fine_scale = self._fine_scale(raw, raw_scores, scales)
         view, view_full = rgb, full
@@ -608,11 +616,9 @@ class OnnxDetector:
             view = np.ascontiguousarray(np.rot90(rgb, turn))
             if full is not None:
                 view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
-            coarse, coarse_scores = self._scout(view, scales)
-            finest, finest_scores = self._finest_pass(view, scales[0], coarse, coarse_scores)
-            sure = coarse_scores >= self.conf
-            more = np.concatenate([finest, coarse[sure]])
-            more_scores = np.concatenate([finest_scores, coarse_scores[sure]])
+            finest, finest_scores, coarse, coarse_scores = self._passes(view, scales)
+            more = np.concatenate([finest, coarse])
+            more_scores = np.concatenate([finest_scores, coarse_scores])
         else:
             more, more_scores = coarse, coarse_scores
         fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale)
@@ -695,7 +701,7 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
     three) and whose ink reads red or black (`scanner.ink`: 99.5% right on the unseen
     designs' indices) gets the whole three in that colour; unsure ink leaves it as read.
     """
-    r3, b3 = INDEX_CLASSES.index("3R"), INDEX_CLASSES.index("3B")
+    r3, b3 = CLASS_ID["3R"], CLASS_ID["3B"]
     top = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
     mass = probs[:, r3] + probs[:, b3]
     split = np.minimum(probs[:, r3], probs[:, b3]) / np.maximum(mass, 1e-6)
@@ -718,7 +724,7 @@ FINE_MIN_SURE = 4
 
 
 # Finest-pass pieces (`roi_rectangles`): two pieces are run as one where that adds at most
-# this many stride cells (each costs ~0.1 ms at 1,600 px on this machine, a run of the net
+# this many stride cells (each costs ~0.2 ms at 1,600 px on this machine, a run of the net
 # a few ms of its own), and never more than this many pieces.
 ROI_SLACK = 48
 ROI_MOST = 8

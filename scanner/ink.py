@@ -13,6 +13,7 @@ lighter on dark paper), black or white ink moves all three alike.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 
@@ -77,11 +78,9 @@ def corner_ink(boxes: np.ndarray, pixels: Callable[[], tuple[np.ndarray, float]]
     """`read_table`'s `ink`: the colours of the corners it asks about, by number, their
     `boxes` in photo pixels. `pixels()` gives the photo's RGB and its pixels per photo
     pixel; it is called once, on the first question (most photos ask none)."""
-    got: list[tuple[np.ndarray, float]] = []
+    pixels = cache(pixels)
 
     def ink(ids: list[int]) -> list[str | None]:
-        if not got:
-            got.append(pixels())
-        rgb, scale = got[0]
+        rgb, scale = pixels()
         return ink_colours(rgb, np.asarray(boxes)[ids] * scale)
     return ink
