@@ -2315,8 +2315,9 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
             meld.confidence = 0.35 * cards[member_ids[0]].confidence
             top = {"red": ", red card on top (natural)",
                    "black": ", black card on top (mixed)"}.get(top_ink or "", "")
-            meld.problems.append(f"squared-up canasta{top}: count it (guessed {meld.naturals} "
-                                 f"naturals{f', {n_wild} wild' + 's' * (n_wild > 1) if n_wild else ''})")
+            wilds = f", {n_wild} wild{'s' if n_wild > 1 else ''}" if n_wild else ""
+            meld.problems.append(f"squared-up canasta{top}: count it (guessed "
+                                 f"{meld.naturals} naturals{wilds})")
             cards[member_ids[0]].role = ROLE_SQUARED
         elif meld.size == 2 and _pair_in_a_line(cards, stacks, member_ids) \
                 and on_table[rank] < PACK_LIMITS.get(rank, 8):
