@@ -34,6 +34,7 @@ DETECT_LONG_SIDE = 1600  # run-time pass size (scanner/detector.py); tiles are c
 # Tiles are cut at DETECT_LONG_SIDE x U(SCALE_JITTER): below 1 for the small indices of small
 # phone photos (which the runtime does not enlarge), above 1 for close shots.
 SCALE_JITTER = (0.6, 1.25)
+KEYSTONE_FAR = (0.4, 0.9)  # --keystone: far edge of a photo from a seat, share of the near edge
 
 
 def setup_offline() -> None:
@@ -190,7 +191,8 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import cv2
     import numpy as np
 
-    json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks, polygons = args
+    (json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks,
+     polygons, keystone) = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -203,6 +205,16 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
                            bare_glyph)
+    if keystone and split == "train" and rng.random() < keystone:
+        # A photo from a player's seat: the far edge of the table narrower than the near one
+        # (the scenes' own camera tilt is at most 20 degrees, far milder).
+        from datasets.groundtruth import keystone_scene
+
+        far = float(rng.uniform(*KEYSTONE_FAR))
+        scene, m = keystone_scene(scene, far)
+        fill = tuple(int(v) for v in rgb.reshape(-1, 3)[::997].mean(axis=0))
+        rgb = cv2.warpPerspective(rgb, m, (rgb.shape[1], rgb.shape[0]), flags=cv2.INTER_AREA,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
     h, w = rgb.shape[:2]
     readable = index_boxes(scene)
     boxes = np.array([b["box"] for b in readable], dtype=np.float32).reshape(-1, 4)
@@ -251,13 +263,16 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per_scene: dict,
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
                 bare_glyph: float = 0.0, quarter_turns: float = 0.0,
-                focus_ranks: tuple[str, ...] = (), polygons: bool = False) -> Path:
+                focus_ranks: tuple[str, ...] = (), polygons: bool = False,
+                keystone: float = 0.0) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles.
 
     With `focus_ranks`, every tile centres near an index of one of those ranks (scenes
     without one give no tiles): a set to add to the train tiles for ranks the detector finds
     worst (the jokers, whose art differs most between decks). With `polygons`, labels are the
-    printed indices' four corners (`yolo_lines`).
+    printed indices' four corners (`yolo_lines`). With `keystone`, that share of the train
+    scenes is first warped as if photographed from a player's seat (far edge `KEYSTONE_FAR`
+    of the near one's width; `datasets.groundtruth.keystone_scene`).
     """
     from multiprocessing import Pool
 
@@ -269,7 +284,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
         tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
-                   quarter_turns, tuple(focus_ranks), polygons) for f in files]
+                   quarter_turns, tuple(focus_ranks), polygons, keystone) for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -282,6 +297,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
     (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
                                                     "quarter_turns": quarter_turns,
                                                     "focus_ranks": list(focus_ranks), "polygons": polygons,
+                                                    "keystone": keystone,
                                                     **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
@@ -360,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--polygons", action="store_true",
                     help="label tiles with the indices' four corners, not boxes (tight boxes under "
                          "rotation); --extra-train folders get polygon copies under TILES/extra-polygons")
+    ap.add_argument("--keystone", type=float, default=0.0,
+                    help="share of train scenes warped as if shot from a seat (far edge "
+                         "0.4-0.9 of the near one) before tiling; val tiles stay as shot")
     ap.add_argument("--tiles-only", action="store_true",
                     help="build the tiles in --tiles and stop (no training)")
     args = ap.parse_args(argv)
@@ -390,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
             yaml = build_tiles({"train": splits["train"], "val": val_dir}, args.tiles, args.tile,
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
-                               args.quarter_turns, tuple(args.focus_ranks), args.polygons)
+                               args.quarter_turns, tuple(args.focus_ranks), args.polygons,
+                               args.keystone)
         if args.tiles_only:
             print(f"tiles in {args.tiles}", flush=True)
             return 0

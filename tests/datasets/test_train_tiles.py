@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
@@ -91,8 +92,6 @@ def test_a_focused_tile_always_holds_an_index_of_the_asked_for_rank():
 
 
 def test_focused_tiles_come_only_from_scenes_with_that_rank(tmp_path: Path):
-    import json
-
     _magenta_worker()
     scenes = tmp_path / "scenes"
     for i in (0, 1):
@@ -149,3 +148,26 @@ def test_box_folders_get_polygon_copies(tmp_path: Path):
     row = (tmp_path / "poly" / "labels" / "a.txt").read_text().split()
     assert row[0] == "0" and np.allclose([float(v) for v in row[1:]], [0.4, 0.3, 0.6, 0.3, 0.6, 0.7, 0.4, 0.7])
     assert (tmp_path / "poly" / "labels" / "b.txt").read_text() == ""
+
+
+def test_keystone_tiles_keep_labels_on_the_print_and_leave_val_as_shot(tmp_path: Path):
+    _magenta_worker()
+    scenes = tmp_path / "scenes"
+    for i in (0, 1, 8):  # train, train, val
+        build.build_one(3, i, scenes)
+    out, plain = tmp_path / "keystone", tmp_path / "plain"
+    for where, share in ((out, 1.0), (plain, 0.0)):
+        train.build_tiles({"train": scenes / "train", "val": scenes / "val"}, where, 320,
+                          {"train": 4, "val": 2}, seed=1, jobs=1, keystone=share)
+    checked = 0
+    for img_path in sorted((out / "train" / "images").glob("*.jpg")):
+        img = cv2.imread(str(img_path))
+        for line in (out / "train" / "labels" / f"{img_path.stem}.txt").read_text().splitlines():
+            w, h = (float(v) for v in line.split()[3:])
+            if w > 6 / 320 and h > 6 / 320:
+                assert magenta_share(img, line, 320) > 0.5, (img_path.name, line)
+                checked += 1
+    assert checked > 10
+    assert _labels(out, "val") == _labels(plain, "val") and len(_labels(out, "val")) == 2
+    assert _labels(out, "train") != _labels(plain, "train")
+    assert json.loads((out / "stats.json").read_text())["keystone"] == 1.0
