@@ -25,7 +25,8 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
 another side of the table (boxes, directions and, for the detector, the photo). From the
 far side (180) the teams swap; from the left or right (90, 270) nothing in the photo tells
 which team is "team 0", so each scene is scored with the team naming that matches more
-melds (one naming for the whole scene).
+melds (one naming for the whole scene). `--keystone 0.5` warps every scene as if shot from
+a player's seat, the far edge of the table half the near one's width.
 
 Corner sources: `gt` (perfect corners), `noisy` (box/angle noise, dropped and misread
 corners), `detector` (the ONNX model on the rendered photos; needs `--scenes-dir` with
@@ -51,7 +52,13 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.groundtruth import corners_from_scene, meld_readable, scene_readable, turn_scene
+from datasets.groundtruth import (
+    corners_from_scene,
+    keystone_scene,
+    meld_readable,
+    scene_readable,
+    turn_scene,
+)
 from scanner.corners import Corners
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
@@ -175,14 +182,15 @@ def _model_key(model_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def cache_name(photo: Path, turn: int = 0) -> str:
+def cache_name(photo: Path, turn: int = 0, keystone: float = 0.0) -> str:
     """File name of a photo's cached corners: its folder, name and a hash of its bytes.
 
     Scene folders of different builds share names (every build has a `val/scene_000008.jpg`),
     and a folder rebuilt with another engine keeps them: only the bytes tell photos apart.
     """
     digest = hashlib.sha1(photo.read_bytes()).hexdigest()[:10]
-    return f"{photo.parent.name}-{photo.stem}-{digest}{f'-t{90 * turn}' if turn else ''}.npz"
+    return (f"{photo.parent.name}-{photo.stem}-{digest}{f'-t{90 * turn}' if turn else ''}"
+            f"{f'-k{keystone:g}' if keystone else ''}.npz")
 
 
 def _load_cached(path: Path) -> Corners:
@@ -190,10 +198,24 @@ def _load_cached(path: Path) -> Corners:
         return Corners(z["boxes"], z["class_ids"], z["confidence"], z["angle"], z["rank_confidence"])
 
 
+def seat_view(photo: Path, turn: int, warp: np.ndarray) -> bytes:
+    """The photo turned by `turn` quarter turns and warped by `warp` (`keystone_scene`'s: as
+    if shot from a player's seat), at full size, as a JPEG again."""
+    import cv2
+
+    from scanner.imageio import load_photo
+
+    src = load_photo(photo)
+    rgb = src.turned(turn).rgb if turn else src.rgb
+    rgb = cv2.warpPerspective(rgb, warp, (rgb.shape[1], rgb.shape[0]), borderValue=(90, 90, 90))
+    return cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+
+
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
                 detector=None, cache: Path | None = None, turn: int = 0,
-                floor: float | None = None):
-    """Corners of `scene` (already turned by `turn` quarter turns: the photo is turned here)."""
+                floor: float | None = None, keystone: float = 0.0, warp: np.ndarray | None = None):
+    """Corners of `scene` (already turned by `turn` quarter turns and warped by `warp`: the
+    photo is turned and warped here)."""
     if source == "gt":
         return corners_from_scene(scene, rng, shuffle=True)
     if source == "noisy":
@@ -204,10 +226,13 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
 
         cached = None
         if cache is not None:
-            cached = cache / cache_name(photo, turn)
+            cached = cache / cache_name(photo, turn, keystone)
             if cached.is_file():
                 return _load_cached(cached)
-        src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
+        if warp is not None:
+            src = seat_view(photo, turn, warp)
+        else:
+            src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
         corners, _ = detect_corners(src, detector, min_confidence=floor)
         if cached is not None:
             np.savez(cached, boxes=corners.boxes, class_ids=corners.class_ids,
@@ -217,12 +242,16 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     raise ValueError(f"unknown source {source!r}")
 
 
-def _ink(photo: Path, corners: Corners, turn: int):
+def _ink(photo: Path, corners: Corners, turn: int, keystone: float = 0.0,
+         warp: np.ndarray | None = None):
     """The ink colour of corners, measured on the photo when asked (as `scan_photo` does)."""
     from scanner.imageio import load_photo
     from scanner.ink import corner_ink
 
     def pixels() -> tuple[np.ndarray, float]:
+        if warp is not None:
+            src = load_photo(seat_view(photo, turn, warp))
+            return src.rgb, src.scale
         src = load_photo(photo).turned(turn) if turn else load_photo(photo)
         return src.rgb, src.scale
     return corner_ink(corners.boxes, pixels)
@@ -232,7 +261,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
-        ink: bool = True) -> dict:
+        ink: bool = True, keystone: float = 0.0) -> dict:
     rng = np.random.default_rng(seed)
     if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
         detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -256,10 +285,15 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             continue
         if turn:
             scene = turn_scene(scene, turn)
-        corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor)
+        warp = None
+        if keystone:
+            scene, warp = keystone_scene(scene, keystone)
+        corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
+                              keystone, warp)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
-                 "ink": _ink(photo, corners, turn) if ink and photo is not None else None}
+                 "ink": (_ink(photo, corners, turn, keystone, warp)
+                         if ink and photo is not None else None)}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)
@@ -354,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="model folder for the detector source (default: the bundled models/)")
     parser.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
                         help="turn every scene counter-clockwise first (a photo from another side)")
+    parser.add_argument("--keystone", type=float, default=0.0, metavar="FAR",
+                        help="warp every scene as if photographed from a player's seat, the far "
+                             "edge FAR of the near one's width (boxes, directions and, for the "
+                             "detector, the photo: datasets.groundtruth.keystone_scene)")
     parser.add_argument("--corners-cache", type=Path,
                         help="keep the detector's corners per photo under DIR/<model hash>/ and "
                              "reuse them (layout experiments without re-running the model)")
@@ -375,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             supported = LAYOUT_SUPPORTED_CONFIDENCE
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
-                     bool(args.ink))
+                     bool(args.ink), args.keystone)
         print(json.dumps(result))
     return 0
 

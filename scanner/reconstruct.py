@@ -26,6 +26,7 @@ import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
 from scanner.corners import Corners
+from scanner.perspective import Flattening, flatten_corners, flattening
 from scanner.rules import Ruleset
 
 # Pack limits of the four-player game (two decks and four jokers).
@@ -83,6 +84,8 @@ class CardReading:
     rank_confidence: float = field(default=1.0, repr=False)
     # where each of its corners alone puts the card (two or more corners only)
     corner_spots: dict[int, tuple[float, float]] | None = field(default=None, repr=False)
+    # its outline in the photo when the table was read flattened (a photo from a seat)
+    photo_outline: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def is_wild(self) -> bool:
@@ -90,7 +93,10 @@ class CardReading:
         return self.rank in WILD_CLASSES
 
     def outline(self, size: tuple[float, float]) -> np.ndarray:
-        """The card's four corners in photo pixels (top-left first, as printed), for (w, h)."""
+        """The card's four corners in photo pixels (top-left first, as printed), for (w, h)
+        (a card read on the flattened table keeps the outline it had there, moved back)."""
+        if self.photo_outline is not None:
+            return self.photo_outline
         w, h = size
         a = math.radians(self.angle)
         up = np.array([math.sin(a), -math.cos(a)])
@@ -1369,6 +1375,42 @@ def read_table(corners: Corners, image_size: tuple[int, int],
                supported_confidence: float | None = None,
                ink: Callable[[list[int]], list[str | None]] | None = None) -> TableReading:
     """Read physical cards, melds per team, red threes and a review list from corners.
+
+    A photo taken from a seat (the far cards' indices smaller than the near ones') is read
+    on the table made flat again (`scanner.perspective`: fitted to the sizes of the corners
+    of `min_confidence` and more), and its cards' places, directions and outlines are
+    moved back into the photo. The rest is `read_flat_table`'s.
+    """
+    flat = flattening(corners, image_size, corners.confidence >= min_confidence)
+    if flat is None:
+        return read_flat_table(corners, image_size, geometry, min_confidence,
+                               supported_confidence, ink)
+    reading = read_flat_table(flatten_corners(corners, flat), flat.size, geometry,
+                              min_confidence, supported_confidence, ink)
+    return _back_in_photo(reading, flat)
+
+
+def _back_in_photo(reading: TableReading, flat: Flattening) -> TableReading:
+    """`reading`, made on the flattened table, with its cards' places, directions and
+    outlines moved back into the photo."""
+    for card in reading.cards:
+        outline = card.outline(reading.card_size)
+        centre = np.asarray([card.center], float)
+        card.angle = float(flat.angles_to(centre, [card.angle], flat=False)[0])
+        card.center = tuple(float(v) for v in flat.to_photo(centre)[0])
+        if card.other_center is not None:
+            card.other_center = tuple(float(v) for v in flat.to_photo([card.other_center])[0])
+        card.corner_spots = None
+        card.photo_outline = flat.to_photo(outline)
+    return reading
+
+
+def read_flat_table(corners: Corners, image_size: tuple[int, int],
+                    geometry: CardGeometry | None = None, min_confidence: float = 0.0,
+                    supported_confidence: float | None = None,
+                    ink: Callable[[list[int]], list[str | None]] | None = None) -> TableReading:
+    """Read physical cards, melds per team, red threes and a review list from the corners
+    of a photo taken from above (every card one size).
 
     `image_size` is (width, height) of the photo the corners are in. Corners below
     `min_confidence` are not used (they belong to no card): every corner counts as a card

@@ -27,3 +27,24 @@ def test_same_photo_same_cache_file_and_turns_apart(tmp_path: Path) -> None:
     b = _photo(tmp_path / "y" / "val", b"same bytes")
     assert cache_name(a) == cache_name(b)
     assert cache_name(a, turn=1) != cache_name(a) and cache_name(a, turn=1).endswith("-t90.npz")
+
+
+def test_a_photo_from_a_seat_has_its_own_cache_file(tmp_path: Path) -> None:
+    a = _photo(tmp_path / "x" / "val", b"same bytes")
+    assert cache_name(a, keystone=0.5) != cache_name(a) and cache_name(a, keystone=0.5).endswith("-k0.5.npz")
+    assert cache_name(a, turn=1, keystone=0.5).endswith("-t90-k0.5.npz")
+
+
+def test_perfect_corners_of_tables_shot_from_a_seat_are_scored(monkeypatch) -> None:
+    import scanner.perspective
+    from bench.bench_layout import load_scenes, run
+
+    scenes = load_scenes(None, 6, 3, None)
+    from_above = run("gt", scenes, 3, False)
+    from_a_seat = run("gt", scenes, 3, False, keystone=0.5)
+    assert from_above["scenes"] == from_a_seat["scenes"] > 0
+    assert from_above["readable_melds"] == from_a_seat["readable_melds"] > 10
+    # the corners moved with the photo; the layout flattens the table and reads it as well
+    assert from_a_seat["meld_exact_readable"] == from_above["meld_exact_readable"] == 1.0
+    monkeypatch.setattr(scanner.perspective, "MIN_TILT_RATIO", float("inf"))
+    assert run("gt", scenes, 3, False, keystone=0.5)["meld_exact_readable"] < 0.9

@@ -1,0 +1,143 @@
+"""Photos taken from a seat: the table seen in perspective, and the corners made flat again.
+
+A photo from above shows every card at one size; a photo from a player's seat shows the far
+cards smaller, the far columns' steps shorter and the table's far edge narrower. The layout
+step reads sizes and steps in card heights, so it wants a flat table. The corners tell how
+the table is tilted: the printed indices are one size on the table, and a plane seen in
+perspective shows things at image point p with a linear size proportional to w(p)^1.5,
+w(p) = 1 + c . (p - centre) being the homography's denominator (its area scale is w^3). So
+the index sizes to the power 2/3, fitted linearly over the photo (robustly: ranks and decks
+differ a little), give c, and p -> centre + (p - centre) / w(p) undoes the perspective up to
+an affine map, which the layout does not mind as long as it is mild (measured: a far edge
+half the near one reads nearly as well as a photo from above; docs/LAYOUT.md).
+
+`flattening` and `flatten_corners` are what `read_table` uses: the corners moved to the
+flat table (boxes around the moved box corners, directions moved at the box centre), and
+`Flattening.to_photo` / `angles_to` to move its cards back into the photo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scanner.corners import Corners
+
+# Size change across the photo below which the photo counts as shot from above: the
+# largest fitted index size over the smallest, at the sure corners. Two decks of different
+# designs mixed on one table can print indices twice the size of the other's, which fits
+# as a mild tilt: 1.6 flattened two such tables of the test split wrongly (and a photo
+# from a seat, far edge half the near one, reads ~3); at 2.0 no photo from above changed.
+MIN_TILT_RATIO = 2.0
+# The fit wants this many corners (fewer give no trustworthy slope).
+MIN_CORNERS = 12
+# Indices within this many degrees of square to the photo give the sizes.
+SQUARE_ON = 20.0
+
+
+@dataclass(frozen=True)
+class Flattening:
+    """The map from photo pixels to the flat table's pixels and back."""
+
+    c: np.ndarray          # (2,) tilt: w(p) = 1 + c . (p - centre)
+    centre: np.ndarray     # (2,) photo point that keeps its place and scale
+    offset: np.ndarray     # (2,) added after flattening so flat coordinates stay positive
+    size: tuple[int, int]  # (width, height) of the flat photo's bounds
+
+    def to_flat(self, pts: np.ndarray) -> np.ndarray:
+        """(N, 2) photo points on the flat table."""
+        q = np.asarray(pts, float).reshape(-1, 2) - self.centre
+        w = 1.0 + q @ self.c
+        return q / w[:, None] + self.centre + self.offset
+
+    def to_photo(self, pts: np.ndarray) -> np.ndarray:
+        """(N, 2) flat-table points back in the photo."""
+        r = np.asarray(pts, float).reshape(-1, 2) - self.centre - self.offset
+        # q = r w, w = 1 + c.q  =>  w = 1 / (1 - c.r)
+        w = 1.0 / (1.0 - r @ self.c)
+        return r * w[:, None] + self.centre
+
+    def angles_to(self, pts: np.ndarray, angles: np.ndarray, flat: bool) -> np.ndarray:
+        """Directions (degrees, 0 = up, 90 = right) at photo points `pts` (flat ones when
+        `flat` is False: the way back), moved by the map."""
+        pts = np.asarray(pts, float).reshape(-1, 2)
+        a = np.radians(np.asarray(angles, float))
+        step = np.stack([np.sin(a), -np.cos(a)], axis=1)
+        move = self.to_flat if flat else self.to_photo
+        d = move(pts + step) - move(pts)
+        out = np.degrees(np.arctan2(d[:, 0], -d[:, 1])) % 360
+        return np.where(np.isnan(a), np.nan, out)
+
+
+def fit_tilt(centers: np.ndarray, sizes: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
+    """The tilt c (w(p) = 1 + c . (p - centre)) from index sizes, or None when too few.
+
+    Fits sizes^(2/3) = a (1 + c . q) by least squares, then twice more without the points
+    off the fit by more than 2.5 robust standard deviations (misfits: a box around two
+    indices, a partly covered one)."""
+    if len(sizes) < MIN_CORNERS:
+        return None
+    y = np.asarray(sizes, float) ** (2 / 3)
+    q = np.asarray(centers, float) - centre
+    scale = float(np.abs(q).max()) or 1.0
+    x = np.column_stack([np.ones(len(y)), q / scale])
+    keep = np.ones(len(y), bool)
+    for _ in range(3):
+        if keep.sum() < MIN_CORNERS:
+            return None
+        coef, *_ = np.linalg.lstsq(x[keep], y[keep], rcond=None)
+        resid = y - x @ coef
+        sigma = 1.4826 * float(np.median(np.abs(resid[keep]))) + 1e-9
+        keep = np.abs(resid) <= 2.5 * sigma
+    if coef[0] <= 0:
+        return None
+    return coef[1:] / coef[0] / scale
+
+
+def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray | None = None
+               ) -> Flattening | None:
+    """How to flatten the photo's table, from the corners (`used`: the ones to trust), or
+    None when the photo looks shot from above (index sizes vary less than
+    `MIN_TILT_RATIO` across the photo) or the fit is unsure."""
+    w, h = image_size
+    centre = np.array([w / 2, h / 2], float)
+    keep = np.ones(len(corners), bool) if used is None else np.asarray(used, bool)
+    # a slanted index's box is wider than the index: sizes from square-on indices only
+    off_square = np.abs((np.nan_to_num(corners.angle, nan=0.0) + 45) % 90 - 45)
+    keep = keep & (off_square <= SQUARE_ON)
+    if keep.sum() < MIN_CORNERS:
+        return None
+    boxes = corners.boxes[keep].astype(float)
+    centers = (boxes[:, :2] + boxes[:, 2:]) / 2
+    sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+    c = fit_tilt(centers, sizes, centre)
+    if c is None:
+        return None
+    frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], float) - centre
+    ws = 1.0 + frame @ c
+    if ws.min() <= 0.2:  # a horizon inside (or near) the photo: not a table seen from a seat
+        return None
+    span = centers - centre
+    wc = 1.0 + span @ c
+    if (wc.max() / wc.min()) ** 1.5 < MIN_TILT_RATIO:
+        return None
+    flat = frame / ws[:, None]
+    lo, hi = flat.min(axis=0), flat.max(axis=0)
+    offset = -lo - centre
+    size = (int(np.ceil(hi[0] - lo[0])), int(np.ceil(hi[1] - lo[1])))
+    return Flattening(c=np.asarray(c, float), centre=centre, offset=offset, size=size)
+
+
+def flatten_corners(corners: Corners, flat: Flattening) -> Corners:
+    """The corners on the flat table: each box the bounds of its moved corners, each
+    direction moved at its box's centre."""
+    if not len(corners):
+        return corners
+    b = corners.boxes.astype(float)
+    pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+    moved = flat.to_flat(pts.reshape(-1, 2)).reshape(-1, 4, 2)
+    boxes = np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+    centers = (b[:, :2] + b[:, 2:]) / 2
+    angle = flat.angles_to(centers, corners.angle, flat=True)
+    return Corners(boxes, corners.class_ids, corners.confidence, angle, corners.rank_confidence)

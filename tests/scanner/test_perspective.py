@@ -1,0 +1,126 @@
+"""Photos from a seat: the table's perspective fitted from the index sizes and undone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from datasets.groundtruth import column, corners_from_scene, keystone_scene, scene_from_placements
+from scanner.corners import Corners
+from scanner.perspective import flatten_corners, flattening
+from scanner.reconstruct import read_flat_table, read_table
+
+W, H = 4000, 3000
+
+
+def _grid_corners(warp: np.ndarray | None, noise: float = 0.0, seed: int = 0) -> Corners:
+    """Equal 60 px indices on a 7x5 grid of the table, photographed through `warp`."""
+    import cv2
+
+    rng = np.random.default_rng(seed)
+    boxes = []
+    for x in np.linspace(400, 3600, 7):
+        for y in np.linspace(300, 2700, 5):
+            s = 60 * (1 + rng.normal(0, noise))
+            quad = np.float32([[x, y], [x + s, y], [x + s, y + s], [x, y + s]])
+            if warp is not None:
+                quad = cv2.perspectiveTransform(quad.reshape(-1, 1, 2), warp)[:, 0]
+            boxes.append([*quad.min(axis=0), *quad.max(axis=0)])
+    n = len(boxes)
+    return Corners(np.array(boxes), np.zeros(n), np.ones(n), np.zeros(n))
+
+
+def _seat_warp(far: float) -> np.ndarray:
+    import cv2
+
+    src = np.float32([[0, 0], [W, 0], [W, H], [0, H]])
+    dst = np.float32([[W * (1 - far) / 2, H * 0.1], [W * (1 + far) / 2, H * 0.1], [W, H], [0, H]])
+    return cv2.getPerspectiveTransform(src, dst)
+
+
+def _step_spread(corners: Corners) -> float:
+    """How unequal the grid's steps along its rows are: the spread of the step vectors
+    over their mean length (0 on a table seen square-on, or through any affine map)."""
+    centres = corners.centers.reshape(7, 5, 2)  # 7 columns of 5
+    steps = np.diff(centres, axis=0).reshape(-1, 2)
+    return float(np.linalg.norm(steps - steps.mean(axis=0), axis=1).max()
+                 / np.linalg.norm(steps.mean(axis=0)))
+
+
+def test_the_flattened_table_has_equal_steps_again():
+    corners = _grid_corners(_seat_warp(0.5))
+    assert _step_spread(corners) > 0.3  # the far row's steps about half the near row's
+    flat = flattening(corners, (W, H))
+    assert flat is not None
+    assert _step_spread(flatten_corners(corners, flat)) < 0.05
+    # the near edge is the one that shrinks, and the way back is the way there
+    assert flat.c[1] > 0 and abs(flat.c[0]) < 0.1 * flat.c[1]
+    pts = np.array([[10.0, 20.0], [2000, 1500], [3900, 2900]])
+    assert np.allclose(flat.to_photo(flat.to_flat(pts)), pts, atol=1e-6)
+
+
+def test_a_photo_from_above_is_not_flattened():
+    assert flattening(_grid_corners(None, noise=0.04), (W, H)) is None
+
+
+def test_too_few_corners_give_no_fit():
+    corners = _grid_corners(_seat_warp(0.5))
+    few = Corners(corners.boxes[:8], corners.class_ids[:8], corners.confidence[:8], corners.angle[:8])
+    assert flattening(few, (W, H)) is None
+    # only the corners the layout trusts count
+    unsure = Corners(corners.boxes, corners.class_ids, np.full(len(corners), 0.3), corners.angle)
+    assert flattening(unsure, (W, H), unsure.confidence >= 0.4) is None
+
+
+def test_directions_move_with_the_table():
+    flat = flattening(_grid_corners(_seat_warp(0.5)), (W, H))
+    pts = np.array([[600.0, 700.0], [3400.0, 700.0], [2000.0, 2500.0]])
+    up = flat.angles_to(pts, np.zeros(3), flat=True)
+    # an index pointing up near the far edge's left end leans out on the flat table, the
+    # right end's the other way; one near the middle of the near edge stays upright
+    assert up[0] > 180 and up[1] < 180 and (up[2] < 3 or up[2] > 357)
+    back = flat.angles_to(flat.to_flat(pts), up, flat=False)
+    assert np.allclose((back + 180) % 360 - 180, 0, atol=1e-6)
+
+
+def _table() -> dict:
+    """Four melds a side: team 0 near the camera, team 1 across."""
+    near = (column(["KH", "KS", "KD", "KC"], 900, 2000) + column(["9H", "9S", "9D", "JK"], 1700, 2000)
+            + column(["5H", "5S", "5D"], 2500, 2000) + column(["AH", "AS", "AD", "2C"], 3300, 2000))
+    far = (column(["8H", "8S", "8D", "8C"], 900, 700, angle=180)
+           + column(["QH", "QS", "QD"], 1700, 700, angle=180)
+           + column(["7H", "7S", "7C", "7D", "2D"], 2500, 700, angle=180)
+           + column(["4H", "4S", "4C"], 3300, 700, angle=180))
+    return scene_from_placements(near + far, W, H)
+
+
+TRUE_MELDS = [[["K"] * 4, ["9", "9", "9", "JK"], ["5"] * 3, ["A", "A", "A", "2"]],
+              [["8"] * 4, ["Q"] * 3, ["7", "7", "7", "7", "2"], ["4"] * 3]]
+
+
+@pytest.mark.parametrize("far", [0.5, 0.4])
+def test_a_table_shot_from_a_seat_reads_as_from_above(far):
+    scene, _ = keystone_scene(_table(), far)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    reading = read_table(corners, (W, H))
+    assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    # read as if from above, the near cards' two indices count twice
+    as_is = read_flat_table(corners, (W, H))
+    assert [as_is.layout_json()["teams"][t]["melds"] for t in (0, 1)] != TRUE_MELDS
+    # the cards are reported in the photo: each outline holds its cards' corners
+    import cv2
+
+    for card in reading.cards:
+        outline = card.outline(reading.card_size).astype(np.float32)
+        for i in card.corner_ids:
+            x1, y1, x2, y2 = corners.boxes[i]
+            centre = (float(x1 + x2) / 2, float(y1 + y2) / 2)
+            assert cv2.pointPolygonTest(outline, centre, False) >= 0, (card.rank, i)
+
+
+def test_a_table_shot_from_above_reads_the_same_as_before():
+    corners = corners_from_scene(_table(), np.random.default_rng(1))
+    reading = read_table(corners, (W, H))
+    assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    before = read_flat_table(corners, (W, H))
+    assert [c.center for c in reading.cards] == [c.center for c in before.cards]
