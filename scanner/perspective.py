@@ -44,6 +44,7 @@ class Flattening:
     centre: np.ndarray     # (2,) photo point that keeps its place and scale
     offset: np.ndarray     # (2,) added after flattening so flat coordinates stay positive
     size: tuple[int, int]  # (width, height) of the flat photo's bounds
+    ratio: float = 1.0     # the largest fitted index size over the smallest (sure corners)
 
     def to_flat(self, pts: np.ndarray) -> np.ndarray:
         """(N, 2) photo points on the flat table."""
@@ -120,13 +121,15 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
         return None
     span = centers - centre
     wc = 1.0 + span @ c
-    if (wc.max() / wc.min()) ** 1.5 < MIN_TILT_RATIO:
+    ratio = float((wc.max() / wc.min()) ** 1.5)
+    if ratio < MIN_TILT_RATIO:
         return None
     flat = frame / ws[:, None]
     lo, hi = flat.min(axis=0), flat.max(axis=0)
     offset = -lo - centre
     size = (int(np.ceil(hi[0] - lo[0])), int(np.ceil(hi[1] - lo[1])))
-    return Flattening(c=np.asarray(c, float), centre=centre, offset=offset, size=size)
+    return Flattening(c=np.asarray(c, float), centre=centre, offset=offset, size=size,
+                      ratio=ratio)
 
 
 def flatten_corners(corners: Corners, flat: Flattening) -> Corners:

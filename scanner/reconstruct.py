@@ -1379,7 +1379,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     A photo taken from a seat (the far cards' indices smaller than the near ones') is read
     on the table made flat again (`scanner.perspective`: fitted to the sizes of the corners
     of `min_confidence` and more), and its cards' places, directions and outlines are
-    moved back into the photo. The rest is `read_flat_table`'s.
+    moved back into the photo; the review says so. The rest is `read_flat_table`'s.
     """
     flat = flattening(corners, image_size, corners.confidence >= min_confidence)
     if flat is None:
@@ -1387,6 +1387,11 @@ def read_table(corners: Corners, image_size: tuple[int, int],
                                supported_confidence, ink)
     reading = read_flat_table(flatten_corners(corners, flat), flat.size, geometry,
                               min_confidence, supported_confidence, ink)
+    reading.review.append(_item("perspective", 0.95, f"photo taken at an angle (the near "
+                                f"indices {flat.ratio:.1f}x the size of the far ones): read "
+                                "with the perspective undone; a photo from straight above "
+                                "reads best"))
+    reading.review.sort(key=lambda r: (r["priority"], r["kind"]))
     return _back_in_photo(reading, flat)
 
 

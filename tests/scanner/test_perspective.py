@@ -104,6 +104,7 @@ def test_a_table_shot_from_a_seat_reads_as_from_above(far):
     corners = corners_from_scene(scene, np.random.default_rng(1))
     reading = read_table(corners, (W, H))
     assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert [r["kind"] for r in reading.review].count("perspective") == 1
     # read as if from above, the near cards' two indices count twice
     as_is = read_flat_table(corners, (W, H))
     assert [as_is.layout_json()["teams"][t]["melds"] for t in (0, 1)] != TRUE_MELDS
@@ -122,5 +123,6 @@ def test_a_table_shot_from_above_reads_the_same_as_before():
     corners = corners_from_scene(_table(), np.random.default_rng(1))
     reading = read_table(corners, (W, H))
     assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert all(r["kind"] != "perspective" for r in reading.review)
     before = read_flat_table(corners, (W, H))
     assert [c.center for c in reading.cards] == [c.center for c in before.cards]
