@@ -242,8 +242,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     raise ValueError(f"unknown source {source!r}")
 
 
-def _ink(photo: Path, corners: Corners, turn: int, keystone: float = 0.0,
-         warp: np.ndarray | None = None):
+def _ink(photo: Path, corners: Corners, turn: int, warp: np.ndarray | None = None):
     """The ink colour of corners, measured on the photo when asked (as `scan_photo` does)."""
     from scanner.imageio import load_photo
     from scanner.ink import corner_ink
@@ -292,7 +291,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
                               keystone, warp)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
-                 "ink": (_ink(photo, corners, turn, keystone, warp)
+                 "ink": (_ink(photo, corners, turn, warp)
                          if ink and photo is not None else None)}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()

@@ -27,8 +27,8 @@ from scanner.corners import Corners
 # Size change across the photo below which the photo counts as shot from above: the
 # largest fitted index size over the smallest, at the sure corners. Two decks of different
 # designs mixed on one table can print indices twice the size of the other's, which fits
-# as a mild tilt: 1.6 flattened two such tables of the test split wrongly (and a photo
-# from a seat, far edge half the near one, reads ~3); at 2.0 no photo from above changed.
+# as a mild tilt: 1.6 flattened two such tables of the test split wrongly; at 2.0 no photo
+# from above changed (a table whose far edge is half the near one reads 2-3).
 MIN_TILT_RATIO = 2.0
 # The fit wants this many corners (fewer give no trustworthy slope).
 MIN_CORNERS = 12
