@@ -31,13 +31,12 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from datasets.groundtruth import keystone_scene, turn_scene  # noqa: E402
+from datasets.groundtruth import keystone_scene, seat_photo, turn_scene  # noqa: E402
 from datasets.real_tiles import card_labels  # noqa: E402
 from scanner.classes import CLASS_ID, INDEX_CLASSES  # noqa: E402
 from scanner.detector import OnnxDetector, box_iou, detect_corners  # noqa: E402
@@ -128,13 +127,7 @@ def evaluate_synthetic(detector: OnnxDetector, scene_dir: Path, limit: int = 0, 
         ign = np.asarray(ign, np.float32).reshape(-1, 4)
         src = f.with_name(scene["image"]["file"])
         if warp is not None:  # warped at full size, handed over as a JPEG again
-            photo = load_photo(src)
-            rgb = photo.turned(turns).rgb if turns else photo.rgb
-            rgb = cv2.warpPerspective(rgb, warp, (rgb.shape[1], rgb.shape[0]),
-                                      borderValue=(90, 90, 90))
-            _, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
-                                   [cv2.IMWRITE_JPEG_QUALITY, 95])
-            src = jpeg.tobytes()
+            src = seat_photo(src, turns, warp)
         elif turns:
             src = load_photo(src, long_side=detector.decode_long_side).turned(turns)
         t = time.perf_counter()

@@ -57,6 +57,7 @@ from datasets.groundtruth import (
     keystone_scene,
     meld_readable,
     scene_readable,
+    seat_photo,
     turn_scene,
 )
 from scanner.corners import Corners
@@ -198,19 +199,6 @@ def _load_cached(path: Path) -> Corners:
         return Corners(z["boxes"], z["class_ids"], z["confidence"], z["angle"], z["rank_confidence"])
 
 
-def seat_view(photo: Path, turn: int, warp: np.ndarray) -> bytes:
-    """The photo turned by `turn` quarter turns and warped by `warp` (`keystone_scene`'s: as
-    if shot from a player's seat), at full size, as a JPEG again."""
-    import cv2
-
-    from scanner.imageio import load_photo
-
-    src = load_photo(photo)
-    rgb = src.turned(turn).rgb if turn else src.rgb
-    rgb = cv2.warpPerspective(rgb, warp, (rgb.shape[1], rgb.shape[0]), borderValue=(90, 90, 90))
-    return cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
-
-
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
                 detector=None, cache: Path | None = None, turn: int = 0,
                 floor: float | None = None, keystone: float = 0.0, warp: np.ndarray | None = None):
@@ -230,7 +218,7 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
             if cached.is_file():
                 return _load_cached(cached)
         if warp is not None:
-            src = seat_view(photo, turn, warp)
+            src = seat_photo(photo, turn, warp)
         else:
             src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
         corners, _ = detect_corners(src, detector, min_confidence=floor)
@@ -249,7 +237,7 @@ def _ink(photo: Path, corners: Corners, turn: int, warp: np.ndarray | None = Non
 
     def pixels() -> tuple[np.ndarray, float]:
         if warp is not None:
-            src = load_photo(seat_view(photo, turn, warp))
+            src = load_photo(seat_photo(photo, turn, warp))
             return src.rgb, src.scale
         src = load_photo(photo).turned(turn) if turn else load_photo(photo)
         return src.rgb, src.scale
