@@ -55,3 +55,26 @@ def test_a_full_width_far_edge_only_squeezes_the_height(scene: dict) -> None:
                                atol=0.01)
             assert abs((b["angle"] - a["angle"] + 180) % 360 - 180) < 3
     assert scene == json.loads(SCENE.read_text())  # the input is left as it was
+
+
+def test_the_photo_from_a_seat_is_warped_like_its_boxes(tmp_path: Path) -> None:
+    from datasets.groundtruth import seat_photo
+
+    img = np.full((300, 400, 3), 255, np.uint8)
+    img[40:80, 20:60] = (0, 0, 0)  # a dark square near the top-left corner
+    path = tmp_path / "p.png"
+    cv2.imwrite(str(path), img)
+    scene = {"image": {"width": 400, "height": 300},
+             "cards": [{"indices": [{"box": [20, 40, 60, 80], "angle": 0.0}]}]}
+    moved, warp = keystone_scene(scene, 0.5)
+    out = cv2.imdecode(np.frombuffer(seat_photo(path, 0, warp), np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert out.shape == (300, 400)
+    ys, xs = np.nonzero(out < 50)  # the square (the border the warp leaves is 90)
+    x1, y1, x2, y2 = moved["cards"][0]["indices"][0]["box"]
+    assert abs(xs.min() - x1) < 3 and abs(xs.max() + 1 - x2) < 3
+    assert abs(ys.min() - y1) < 3 and abs(ys.max() + 1 - y2) < 3
+    # turned first: a quarter turn counter-clockwise puts the square at the bottom-left
+    turned = seat_photo(path, 1, np.eye(3))
+    out = cv2.imdecode(np.frombuffer(turned, np.uint8), cv2.IMREAD_GRAYSCALE)
+    ys, xs = np.nonzero(out < 50)  # the square (the border the warp leaves is 90)
+    assert out.shape == (400, 300) and xs.max() < 100 and ys.min() > 300
