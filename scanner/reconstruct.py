@@ -26,7 +26,13 @@ import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
 from scanner.corners import Corners
-from scanner.perspective import Flattening, flatten_corners, flattening
+from scanner.perspective import (
+    MIN_TILT_RATIO,
+    UNSURE_TILT_RATIO,
+    Flattening,
+    flatten_corners,
+    flattening,
+)
 from scanner.rules import Ruleset
 
 # Pack limits of the four-player game (two decks and four jokers).
@@ -1302,6 +1308,11 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.25
 # 82.9%, deal 68.5% -> 69.7%; 0.9: 82.7% / 67.4%, 0.98: unchanged; docs/LAYOUT.md).
 SURE_READING = 0.95
 SURE_READING_FLOOR = 0.3
+# Review items that say a reading breaks or stretches a rule (not one unsure card, a pile
+# or an unused corner): the fewer, the likelier the reading (`read_table`'s choice between
+# a mildly tilted photo read as shot and read flattened).
+TROUBLE_KINDS = frozenset({"not_a_meld", "meld_rule", "pack_count", "lone_wild", "black_three",
+                           "card_note"})
 
 
 # A joker's index is a vertical JOKER, labelled by its first letters (the part a meld
@@ -1379,20 +1390,37 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     A photo taken from a seat (the far cards' indices smaller than the near ones') is read
     on the table made flat again (`scanner.perspective`: fitted to the sizes of the corners
     of `min_confidence` and more), and its cards' places, directions and outlines are
-    moved back into the photo; the review says so. The rest is `read_flat_table`'s.
+    moved back into the photo; the review says so. Where the sizes change less than
+    `MIN_TILT_RATIO` (but `UNSURE_TILT_RATIO` or more) across the photo, the table is read
+    both ways and the flattened reading is kept only if it breaks fewer rules (`_trouble`).
+    The rest is `read_flat_table`'s.
     """
-    flat = flattening(corners, image_size, corners.confidence >= min_confidence)
+    flat = flattening(corners, image_size, corners.confidence >= min_confidence,
+                      min_ratio=UNSURE_TILT_RATIO)
     if flat is None:
         return read_flat_table(corners, image_size, geometry, min_confidence,
                                supported_confidence, ink)
     reading = read_flat_table(flatten_corners(corners, flat), flat.size, geometry,
                               min_confidence, supported_confidence, ink)
+    if flat.ratio < MIN_TILT_RATIO:
+        # a mild tilt, or two decks whose indices differ in size: the reading as shot
+        # stands unless the flattened one breaks fewer rules
+        as_shot = read_flat_table(corners, image_size, geometry, min_confidence,
+                                  supported_confidence, ink)
+        if _trouble(as_shot) <= _trouble(reading):
+            return as_shot
     reading.review.append(_item("perspective", 0.95, f"photo taken at an angle (the near "
                                 f"indices {flat.ratio:.1f}x the size of the far ones): read "
                                 "with the perspective undone; a photo from straight above "
                                 "reads best"))
     reading.review.sort(key=lambda r: (r["priority"], r["kind"]))
     return _back_in_photo(reading, flat)
+
+
+def _trouble(reading: TableReading) -> int:
+    """How many rules a reading breaks or stretches: its review items that are not about
+    one unsure card, a pile or an unused corner."""
+    return sum(item["kind"] in TROUBLE_KINDS for item in reading.review)
 
 
 def _back_in_photo(reading: TableReading, flat: Flattening) -> TableReading:

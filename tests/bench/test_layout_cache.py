@@ -36,7 +36,7 @@ def test_a_photo_from_a_seat_has_its_own_cache_file(tmp_path: Path) -> None:
 
 
 def test_perfect_corners_of_tables_shot_from_a_seat_are_scored(monkeypatch) -> None:
-    import scanner.perspective
+    import scanner.reconstruct
     from bench.bench_layout import load_scenes, run
 
     scenes = load_scenes(None, 6, 3, None)
@@ -46,5 +46,5 @@ def test_perfect_corners_of_tables_shot_from_a_seat_are_scored(monkeypatch) -> N
     assert from_above["readable_melds"] == from_a_seat["readable_melds"] > 10
     # the corners moved with the photo; the layout flattens the table and reads it as well
     assert from_a_seat["meld_exact_readable"] == from_above["meld_exact_readable"] == 1.0
-    monkeypatch.setattr(scanner.perspective, "MIN_TILT_RATIO", float("inf"))
+    monkeypatch.setattr(scanner.reconstruct, "UNSURE_TILT_RATIO", float("inf"))  # never flattened
     assert run("gt", scenes, 3, False, keystone=0.5)["meld_exact_readable"] < 0.9
