@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -48,6 +49,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -201,9 +203,10 @@ def _load_cached(path: Path) -> Corners:
 
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
                 detector=None, cache: Path | None = None, turn: int = 0,
-                floor: float | None = None, keystone: float = 0.0, warp: np.ndarray | None = None):
-    """Corners of `scene` (already turned by `turn` quarter turns and warped by `warp`: the
-    photo is turned and warped here)."""
+                floor: float | None = None, keystone: float = 0.0,
+                seat: Callable[[], bytes] | None = None):
+    """Corners of `scene` (already turned by `turn` quarter turns: the photo is turned here;
+    with `keystone`, also seen from a seat: `seat()` gives that photo)."""
     if source == "gt":
         return corners_from_scene(scene, rng, shuffle=True)
     if source == "noisy":
@@ -217,8 +220,8 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
             cached = cache / cache_name(photo, turn, keystone)
             if cached.is_file():
                 return _load_cached(cached)
-        if warp is not None:
-            src = seat_photo(photo, turn, warp)
+        if seat is not None:
+            src = seat()
         else:
             src = load_photo(photo, long_side=detector.decode_long_side).turned(turn) if turn else photo
         corners, _ = detect_corners(src, detector, min_confidence=floor)
@@ -230,16 +233,17 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     raise ValueError(f"unknown source {source!r}")
 
 
-def _ink(photo: Path, corners: Corners, turn: int, warp: np.ndarray | None = None):
-    """The ink colour of corners, measured on the photo when asked (as `scan_photo` does)."""
+def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | None = None):
+    """The ink colour of corners, measured on the photo (`seat()`'s when seen from a seat)
+    when asked (as `scan_photo` does)."""
     from scanner.imageio import load_photo
     from scanner.ink import corner_ink
 
     def pixels() -> tuple[np.ndarray, float]:
-        if warp is not None:
-            src = load_photo(seat_photo(photo, turn, warp))
-            return src.rgb, src.scale
-        src = load_photo(photo).turned(turn) if turn else load_photo(photo)
+        if seat is not None:  # turned and warped already
+            src = load_photo(seat())
+        else:
+            src = load_photo(photo).turned(turn) if turn else load_photo(photo)
         return src.rgb, src.scale
     return corner_ink(corners.boxes, pixels)
 
@@ -272,14 +276,16 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             continue
         if turn:
             scene = turn_scene(scene, turn)
-        warp = None
+        seat = None
         if keystone:
             scene, warp = keystone_scene(scene, keystone)
+            # the photo from a seat, made once for the detector and the ink, and only if asked
+            seat = functools.cache(functools.partial(seat_photo, photo, turn, warp))
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
-                              keystone, warp)
+                              keystone, seat)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
-                 "ink": (_ink(photo, corners, turn, warp)
+                 "ink": (_ink(photo, corners, turn, seat)
                          if ink and photo is not None else None)}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()

@@ -18,6 +18,7 @@ import numpy as np
 
 from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.corners import Corners
+from scanner.perspective import moved_angles
 
 MIN_VISIBLE = 0.6
 """An index less visible than this is not labelled (the detector cannot read it)."""
@@ -154,10 +155,8 @@ def keystone_scene(scene: dict, far: float) -> tuple[dict, np.ndarray]:
             if "quad" in index:
                 index["quad"] = moved.round(2).tolist()
             if "angle" in index:  # the index's up direction, moved at its centre
-                a = np.radians(index["angle"])
-                c = np.mean(np.asarray(quad, float), axis=0)
-                (px, py), (qx, qy) = move([c, c + 10 * np.array([np.sin(a), -np.cos(a)])])
-                index["angle"] = float(np.degrees(np.arctan2(qx - px, -(qy - py))) % 360)
+                centre = np.mean(np.asarray(quad, float), axis=0)
+                index["angle"] = float(moved_angles(move, centre, [index["angle"]], step=10.0)[0])
     return out, m
 
 

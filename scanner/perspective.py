@@ -66,13 +66,18 @@ class Flattening:
     def angles_to(self, pts: np.ndarray, angles: np.ndarray, flat: bool) -> np.ndarray:
         """Directions (degrees, 0 = up, 90 = right) at photo points `pts` (flat ones when
         `flat` is False: the way back), moved by the map."""
-        pts = np.asarray(pts, float).reshape(-1, 2)
-        a = np.radians(np.asarray(angles, float))
-        step = np.stack([np.sin(a), -np.cos(a)], axis=1)
-        move = self.to_flat if flat else self.to_photo
-        d = move(pts + step) - move(pts)
-        out = np.degrees(np.arctan2(d[:, 0], -d[:, 1])) % 360
-        return np.where(np.isnan(a), np.nan, out)
+        return moved_angles(self.to_flat if flat else self.to_photo, pts, angles)
+
+
+def moved_angles(move, pts: np.ndarray, angles: np.ndarray, step: float = 1.0) -> np.ndarray:
+    """Directions (degrees, 0 = up, 90 = right; NaN stays NaN) at points `pts`, after the
+    map `move` ((N, 2) points -> (N, 2) points): each followed `step` pixels and moved."""
+    pts = np.asarray(pts, float).reshape(-1, 2)
+    a = np.radians(np.asarray(angles, float).reshape(-1))
+    ahead = pts + step * np.stack([np.sin(a), -np.cos(a)], axis=1)
+    d = move(ahead) - move(pts)
+    out = np.degrees(np.arctan2(d[:, 0], -d[:, 1])) % 360
+    return np.where(np.isnan(a), np.nan, out)
 
 
 def fit_tilt(centers: np.ndarray, sizes: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
@@ -114,7 +119,7 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
     if keep.sum() < MIN_CORNERS:
         return None
     boxes = corners.boxes[keep].astype(float)
-    centers = (boxes[:, :2] + boxes[:, 2:]) / 2
+    centers = corners.centers[keep].astype(float)
     sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
     c = fit_tilt(centers, sizes, centre)
     if c is None:
@@ -145,6 +150,5 @@ def flatten_corners(corners: Corners, flat: Flattening) -> Corners:
     pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
     moved = flat.to_flat(pts.reshape(-1, 2)).reshape(-1, 4, 2)
     boxes = np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
-    centers = (b[:, :2] + b[:, 2:]) / 2
-    angle = flat.angles_to(centers, corners.angle, flat=True)
+    angle = flat.angles_to(corners.centers, corners.angle, flat=True)
     return Corners(boxes, corners.class_ids, corners.confidence, angle, corners.rank_confidence)
