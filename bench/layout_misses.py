@@ -21,6 +21,7 @@ card lies in its meld (`first` laid, `middle`, `last` = the whole card in front)
 
     python -m bench.layout_misses --scenes-dir build/scenes-t3/test --corners-cache build/corner-cache --detect-floor 0
     python -m bench.layout_misses ... -v   # one line per failing meld and its missed cards
+    python -m bench.layout_misses --scenes-dir build/scenes-u13/val --source gt -v  # the layout's own
 
 The corners come from `bench.bench_layout`'s cache (run that first with the same models,
 cache and floor) or from the model when not cached.
@@ -128,14 +129,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--corners-cache", type=Path)
     parser.add_argument("--detect-floor", type=float, default=LAYOUT_SUPPORTED_CONFIDENCE)
+    parser.add_argument("--source", choices=("detector", "gt"), default="detector",
+                        help="gt: the scenes' own corners (what the layout step itself loses)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     from scanner.detector import MODELS_DIR, OnnxDetector
 
     models = args.models or MODELS_DIR
-    detector = OnnxDetector(models)
+    detector = OnnxDetector(models) if args.source == "detector" else None
     cache = None
-    if args.corners_cache is not None:
+    if args.corners_cache is not None and detector is not None:
         cache = args.corners_cache / f"{_model_key(models)}-floor{args.detect_floor:g}"
         cache.mkdir(parents=True, exist_ok=True)
     totals: Counter = Counter()
@@ -143,10 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     for scene, photo in load_scenes(args.scenes_dir, 0, 0, args.limit):
         if photo is None or not scene.get("complete", True):
             continue
-        corners = corners_for("detector", scene, photo, rng, detector, cache, 0, args.detect_floor)
+        corners = corners_for(args.source, scene, photo, rng, detector, cache, 0, args.detect_floor)
         size = (scene["image"]["width"], scene["image"]["height"])
-        reading = read_table(corners, size, min_confidence=LAYOUT_MIN_CONFIDENCE,
-                             supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
+        if args.source == "gt":  # as bench_layout reads them: every corner sure
+            reading = read_table(corners, size)
+        else:
+            reading = read_table(corners, size, min_confidence=LAYOUT_MIN_CONFIDENCE,
+                                 supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

@@ -572,8 +572,50 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         "aspect": round(aspect, 4), "index_corners": list(src.corners),
         "index_box": [round(v, 4) for v in index_box],
         "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
+        "card_boxes": card_boxes(per_card, index_boxes),
         "jokers_drawn": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
     }
+
+
+# A card is labelled by its own measured index box where that box has its rank's usual size
+# (each side within CARD_BOX_SIZE of the rank's median box) but lies elsewhere (IoU with the
+# median under CARD_BOX_MOVED): kde-oxygen-white prints each suit's J, 9, K and Q at its own
+# height, a quarter of a glyph apart, so the rank's median box missed part of the print of
+# some. A box of another size merged or lost a suit
+# pip, or found a picture: the rank's median stands.
+CARD_BOX_SIZE = 0.15
+CARD_BOX_MOVED = 0.9
+
+
+def card_boxes(per_card: dict[str, tuple[float, float, float, float]],
+               index_boxes: dict[str, tuple[float, float, float, float]]) -> dict[str, list[float]]:
+    """The cards (tokens) whose own index box is their label: `per_card`'s boxes of their
+    rank's size that lie off the rank's box (`index_boxes`, top-left-equivalent fractions)."""
+    out = {}
+    for token, box in per_card.items():
+        rank = _rank_class(token)
+        if rank not in index_boxes or token.startswith("JK"):
+            continue
+        b, m = np.asarray(box, float), np.asarray(index_boxes[rank], float)
+        size, usual = b[2:] - b[:2], m[2:] - m[:2]
+        if (np.abs(size / usual - 1) > CARD_BOX_SIZE).any():
+            continue
+        inter = np.clip(np.minimum(b[2:], m[2:]) - np.maximum(b[:2], m[:2]), 0, None).prod()
+        if inter / (size.prod() + usual.prod() - inter) < CARD_BOX_MOVED:
+            out[token] = [round(float(v), 4) for v in b]
+    return out
+
+
+def measure_card_boxes(entry: dict[str, Any]) -> dict[str, list[float]]:
+    """`card_boxes` of a prepared design (its manifest entry), measured on its saved faces."""
+    faces = load_faces(entry["design"])
+    per_card = {}
+    for k, token in enumerate(entry["tokens"]):
+        if token in FACE_TOKENS:
+            box = measure_index(np.asarray(faces[k]), entry["index_corners"][0])
+            if box is not None:
+                per_card[token] = box
+    return card_boxes(per_card, entry["index_boxes"])
 
 
 def joker_label(box, card_w: int, card_h: int) -> tuple[float, float, float, float]:
@@ -623,6 +665,13 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
             manifest[src.name] = prepare_design(src, pictures, rng)
             manifest_path.write_text(json.dumps(manifest, indent=1))
             print(f"art: {src.name} ready", file=sys.stderr)
+    older = [s for s in wanted if "card_boxes" not in manifest[s.name]]
+    for src in older:  # prepared before cards had their own boxes: measured on the saved faces
+        manifest[src.name]["card_boxes"] = measure_card_boxes(manifest[src.name])
+        print(f"art: {src.name}: {len(manifest[src.name]['card_boxes'])} cards with their own "
+              "index box (`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
+    if older:
+        manifest_path.write_text(json.dumps(manifest, indent=1))
     return {k: v for k, v in manifest.items() if names is None or k in set(names)}
 
 
@@ -645,6 +694,7 @@ def geometries(manifest: dict[str, Any]) -> dict[str, Any]:
         name: CardGeometry(
             aspect=m["aspect"], index_box=tuple(m["index_box"]), index_corners=tuple(m["index_corners"]),
             index_boxes={k: tuple(v) for k, v in m["index_boxes"].items()},
+            card_boxes={k: tuple(v) for k, v in m.get("card_boxes", {}).items()},
         )
         for name, m in manifest.items()
     }

@@ -45,11 +45,14 @@ def relabel_scene(scene: dict[str, Any], geometries: dict[str, Any], ranks: dict
 
 
 def changed_ranks(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
-    """Rank classes whose index box differs between two manifest entries of one design."""
+    """Rank classes whose index box, or one of whose cards' own box (`card_boxes`), differs
+    between two manifest entries of one design."""
     if before.get("index_corners") != after.get("index_corners"):
         return set(after["index_boxes"]) | set(before["index_boxes"])
     a, b = before["index_boxes"], after["index_boxes"]
-    return {r for r in set(a) | set(b) if a.get(r) != b.get(r)}
+    ca, cb = before.get("card_boxes", {}), after.get("card_boxes", {})
+    return ({r for r in set(a) | set(b) if a.get(r) != b.get(r)}
+            | {art._rank_class(t) for t in set(ca) | set(cb) if ca.get(t) != cb.get(t)})
 
 
 def relabel_folder(root: Path, designs: list[str], manifest: dict[str, Any] | None = None) -> dict[str, int]:

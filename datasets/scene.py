@@ -43,8 +43,10 @@ class CardGeometry:
     as (x1, y1, x2, y2) fractions of card width / height; the other corners mirror
     it. `index_corners` lists the corners that carry an index (`("tl", "br")` for
     most decks, all four for some). `index_boxes` overrides the box per rank class
-    (`"10"`, `"JK"`, ...) where the art differs, e.g. a tall vertical JOKER index.
-    `corner_radius` is the rounding of the card corners, as a fraction of width.
+    (`"10"`, `"JK"`, ...) where the art differs, e.g. a tall vertical JOKER index;
+    `card_boxes` overrides it per card (`"JS"`) where one card prints its index elsewhere
+    (`datasets.art.card_boxes`). `corner_radius` is the rounding of the card corners, as a
+    fraction of width.
     """
 
     aspect: float = 0.714
@@ -52,14 +54,19 @@ class CardGeometry:
     index_corners: tuple[str, ...] = ("tl", "br")
     index_boxes: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     corner_radius: float = 0.06
+    card_boxes: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
 
-    def box_for(self, rank_class: str) -> tuple[float, float, float, float]:
-        """Top-left index box of a card of this rank class (fractions of the card)."""
+    def box_for(self, rank_class: str, token: str | None = None) -> tuple[float, float, float, float]:
+        """Top-left index box of a card of this rank class (fractions of the card); of the
+        card `token` itself where it has its own."""
+        if token is not None and token in self.card_boxes:
+            return tuple(self.card_boxes[token])  # type: ignore[return-value]
         return tuple(self.index_boxes.get(rank_class, self.index_box))  # type: ignore[return-value]
 
-    def corner_boxes(self, rank_class: str) -> list[tuple[str, tuple[float, float, float, float], float]]:
+    def corner_boxes(self, rank_class: str, token: str | None = None
+                     ) -> list[tuple[str, tuple[float, float, float, float], float]]:
         """(corner, box in card fractions, rotation of the print in degrees) for each index."""
-        x1, y1, x2, y2 = self.box_for(rank_class)
+        x1, y1, x2, y2 = self.box_for(rank_class, token)
         mirrored = {
             "tl": ((x1, y1, x2, y2), 0.0),
             "tr": ((1 - x2, y1, 1 - x1, y2), 0.0),
@@ -879,7 +886,7 @@ def _fill_indices(cards: list[SceneCard], clutter: list[Clutter], designs, width
             continue
         geom = designs[card.design]
         hmat = homography_from_unit(card.outline)
-        for corner, (x1, y1, x2, y2), print_rot in geom.corner_boxes(card.rank):
+        for corner, (x1, y1, x2, y2), print_rot in geom.corner_boxes(card.rank, card.card):
             quad = apply_h(hmat, np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]]))
             grid = np.c_[x1 + _GRID[:, 0] * (x2 - x1), y1 + _GRID[:, 1] * (y2 - y1)]
             pts = apply_h(hmat, grid)

@@ -77,3 +77,29 @@ def test_an_unknown_design_is_refused_and_nothing_is_written(tmp_path: Path):
     assert relabel.main(["--scenes", str(root), "--designs", "no-such-design"]) == 1
     assert _scenes(root) == before
     assert relabel.main(["--scenes", str(tmp_path / "nowhere"), "--designs", "magenta"]) == 2
+
+
+def test_one_card_printed_elsewhere_is_labelled_by_its_own_box(tmp_path: Path):
+    """A design whose king of spades prints its index lower than the other kings: that
+    card's labels move with its own box (`card_boxes`), the other kings' stay."""
+    root = _built(tmp_path)
+    before = _scenes(root)
+    x1, y1, x2, y2 = GEOM.box_for("K")
+    lower = [x1, y1 + 0.05, x2, y2 + 0.05]
+    after_manifest = {"magenta": {**ENTRY, "card_boxes": {"KS": lower}}}
+    counts = relabel.relabel_folder(root, ["magenta"], manifest=after_manifest)
+    info = json.loads((root / "build.json").read_text())
+    assert info["relabelled"][-1]["ranks"] == {"magenta": ["K"]}
+    moved = 0
+    for name, scene in _scenes(root).items():
+        for old, new in zip(before[name]["cards"], scene["cards"], strict=True):
+            if old["card"] != "KS" or not old["face_up"]:
+                for a, b in zip(old["indices"], new["indices"], strict=True):
+                    assert np.abs(np.subtract(a["box"], b["box"])).max() < 0.05
+                continue
+            for a, b in zip(old["indices"], new["indices"], strict=True):
+                assert np.abs(np.subtract(a["box"], b["box"])).max() > 1.0
+                moved += 1
+    assert counts["cards_changed"] >= 1 and moved == sum(
+        len(c["indices"]) for s in before.values() for c in s["cards"]
+        if c["card"] == "KS" and c["face_up"])
