@@ -64,6 +64,21 @@ def test_four_index_deck_counts_each_card_once():
     assert team_melds(reading, 0) == [["Q", "Q", "Q", "Q", "2"]]
 
 
+def test_four_index_cards_read_at_uneven_angles_count_once():
+    """The detector reads a four-index deck's small glyphs 10-16 degrees apart on one card:
+    a covered card's two top indices, read 12 degrees apart, still make one card (under the
+    old 9-degree rule each covered card counted twice)."""
+    corners, _ = read(column(["QH", "QS", "QC", "QD"], 1500, 1800), four_indices=True)
+    left = corners.centers[:, 0] < np.median(corners.centers[:, 0])
+    angle = corners.angle.copy()
+    angle[left] = (angle[left] + 6.0) % 360  # left-hand indices one way, right-hand the other
+    angle[~left] = (angle[~left] - 6.0) % 360
+    tilted = Corners(corners.boxes, corners.class_ids, corners.confidence, angle)
+    reading = read_table(tilted, (W, H))
+    assert len(reading.cards) == 4
+    assert team_melds(reading, 0) == [["Q", "Q", "Q", "Q"]]
+
+
 def test_wilds_belong_to_the_stack_they_sit_in():
     table = column(["9H", "9S", "JK", "9D"], 900, 1900) + column(["5H", "2S", "5D"], 1400, 1900)
     _, reading = read(table)
