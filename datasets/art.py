@@ -581,8 +581,8 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
 # (each side within CARD_BOX_SIZE of the rank's median box) but lies elsewhere (IoU with the
 # median under CARD_BOX_MOVED): kde-oxygen-white prints each suit's J, 9, K and Q at its own
 # height, a quarter of a glyph apart, so the rank's median box missed part of the print of
-# some. A box of another size merged or lost a suit
-# pip, or found a picture: the rank's median stands.
+# some. A box of another size merged or lost a suit pip, or found a picture: the rank's
+# median stands.
 CARD_BOX_SIZE = 0.15
 CARD_BOX_MOVED = 0.9
 
