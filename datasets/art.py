@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from datasets.scene import CardGeometry
+from datasets.scene import CardGeometry, rank_class
 
 ROOT = Path(__file__).resolve().parent.parent
 ART_DIR = ROOT / "build" / "art"
@@ -521,7 +521,7 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         if box is None:
             continue
         per_card[token] = box
-        boxes.setdefault(_rank_class(token), []).append(box)
+        boxes.setdefault(rank_class(token), []).append(box)
     # a measurement far from the design's usual index height is a miss (a picture, a frame)
     heights = np.array([b[3] - b[1] for v in boxes.values() for b in v])
     usual = float(np.median(heights))
@@ -591,17 +591,17 @@ def card_boxes(per_card: dict[str, tuple[float, float, float, float]],
                index_boxes: dict[str, tuple[float, float, float, float]]) -> dict[str, list[float]]:
     """The cards (tokens) whose own index box is their label: `per_card`'s boxes of their
     rank's size that lie off the rank's box (`index_boxes`, top-left-equivalent fractions)."""
+    from scanner.detector import box_iou
+
     out = {}
     for token, box in per_card.items():
-        rank = _rank_class(token)
+        rank = rank_class(token)
         if rank not in index_boxes or token.startswith("JK"):
             continue
         b, m = np.asarray(box, float), np.asarray(index_boxes[rank], float)
-        size, usual = b[2:] - b[:2], m[2:] - m[:2]
-        if (np.abs(size / usual - 1) > CARD_BOX_SIZE).any():
+        if (np.abs((b[2:] - b[:2]) / (m[2:] - m[:2]) - 1) > CARD_BOX_SIZE).any():
             continue
-        inter = np.clip(np.minimum(b[2:], m[2:]) - np.maximum(b[:2], m[:2]), 0, None).prod()
-        if inter / (size.prod() + usual.prod() - inter) < CARD_BOX_MOVED:
+        if box_iou(b, m[None])[0] < CARD_BOX_MOVED:
             out[token] = [round(float(v), 4) for v in b]
     return out
 
@@ -641,13 +641,6 @@ def _plain_back(size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
     cv2.rectangle(back, (w // 14, w // 14), (w - w // 14, h - w // 14), (*colour, 255), -1)
     back[:, :, 3] = 255
     return back
-
-
-def _rank_class(token: str) -> str:
-    rank, suit = token[:-1], token[-1]
-    if rank == "3":
-        return "3R" if suit in ("H", "D") else "3B"
-    return rank
 
 
 def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict[str, Any]:
@@ -719,7 +712,7 @@ def art_sheet(out: Path, manifest: dict[str, Any]) -> Path:
             a = im[:, :, 3:4] / 255.0
             rgb = np.ascontiguousarray((im[:, :, :3] * a + np.array([40, 120, 60]) * (1 - a)).astype(np.uint8))
             if token != "back":
-                rank = "JK" if token.startswith("JK") else _rank_class(token)
+                rank = "JK" if token.startswith("JK") else rank_class(token)
                 for _, (x1, y1, x2, y2), _ in geoms[name].corner_boxes(rank):
                     cv2.rectangle(rgb, (int(x1 * w), int(y1 * h)), (int(x2 * w), int(y2 * h)), (255, 0, 255), 3)
             tile = cv2.resize(rgb, (int(w * 180 / h), 180), interpolation=cv2.INTER_AREA)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from datasets import art
-from datasets.scene import Clutter, SceneCard, _fill_indices
+from datasets.scene import Clutter, SceneCard, _fill_indices, rank_class
 
 
 def relabel_scene(scene: dict[str, Any], geometries: dict[str, Any], ranks: dict[str, set[str]]) -> int:
@@ -52,7 +52,7 @@ def changed_ranks(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
     a, b = before["index_boxes"], after["index_boxes"]
     ca, cb = before.get("card_boxes", {}), after.get("card_boxes", {})
     return ({r for r in set(a) | set(b) if a.get(r) != b.get(r)}
-            | {art._rank_class(t) for t in set(ca) | set(cb) if ca.get(t) != cb.get(t)})
+            | {rank_class(t) for t in set(ca) | set(cb) if ca.get(t) != cb.get(t)})
 
 
 def relabel_folder(root: Path, designs: list[str], manifest: dict[str, Any] | None = None) -> dict[str, int]:

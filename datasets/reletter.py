@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from datasets import art
-from datasets.scene import CardGeometry
+from datasets.scene import CardGeometry, rank_class
 
 MANIFEST = art.ART_DIR / "relettered.json"
 
@@ -221,9 +221,9 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
             px = x0 if c in ("tl", "bl") else w - x0 - pw
             py = y0 if c in ("tl", "tr") else h - y0 - ph
             _paste(face, piece, px, py)
-        rank_class = art._rank_class(token) if rank != "JK" else "JK"
+        cls = rank_class(token) if rank != "JK" else "JK"
         pad = PAD * ph if rank != "JK" else PAD * pw
-        boxes.setdefault(rank_class, []).append(
+        boxes.setdefault(cls, []).append(
             [(x0 - pad) / w, (y0 - pad) / h, (x0 + pw + pad) / w, (y0 + ph + pad) / h])
     index_boxes = {k: [round(float(v), 4) for v in np.median(np.array(b), axis=0)] for k, b in boxes.items()}
     index_boxes["JK"] = [round(v, 4) for v in art.joker_label(index_boxes["JK"], w, h)]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from datasets import art, reletter
-from datasets.scene import CardGeometry
+from datasets.scene import CardGeometry, rank_class
 
 H, W = 256, 180
 TOKENS = [*art.FACE_TOKENS, "JK_red", "JK_black", "back"]
@@ -37,10 +37,10 @@ def _ink(face: np.ndarray) -> np.ndarray:
     return face[..., :3].astype(int).min(axis=2) < 200
 
 
-def _label_mask(entry: dict, rank_class: str) -> np.ndarray:
+def _label_mask(entry: dict, cls: str) -> np.ndarray:
     mask = np.zeros((H, W), bool)
     geom = CardGeometry(index_boxes=entry["index_boxes"], index_corners=tuple(entry["index_corners"]))
-    for _, (x1, y1, x2, y2), _ in geom.corner_boxes(rank_class):
+    for _, (x1, y1, x2, y2), _ in geom.corner_boxes(cls):
         mask[int(y1 * H): int(np.ceil(y2 * H)) + 1, int(x1 * W): int(np.ceil(x2 * W)) + 1] = True
     return mask
 
@@ -55,7 +55,7 @@ def test_old_index_gone_and_new_ink_inside_its_labels(corners):
     for token in ("10H", "3S", "QD", "AC", "7C"):
         face = out[TOKENS.index(token)]
         ink = _ink(face) & ~middle
-        labels = _label_mask(entry, art._rank_class(token))
+        labels = _label_mask(entry, rank_class(token))
         assert ink.sum() > 30, token                     # something was printed
         assert not (ink & ~labels).any(), token          # and only inside the labels
         assert _ink(face)[middle].any()                  # the card body is kept
