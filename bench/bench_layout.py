@@ -177,6 +177,14 @@ def deal_scores(layout: dict) -> tuple[int, ...] | None:
     return tuple(t["deal_score"] for t in result["teams"])
 
 
+def default_gates(source: str) -> tuple[float, float | None]:
+    """`read_table`'s (min_confidence, supported_confidence) for a corner source: scan's
+    gates for the detector's corners, none for the scenes' own (every corner sure)."""
+    if source == "detector":
+        return LAYOUT_MIN_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE
+    return 0.0, None
+
+
 def _model_key(model_dir: Path) -> str:
     """Hash of the model files and settings: cached corners belong to one model."""
     digest = hashlib.sha256()
@@ -398,12 +406,11 @@ def main(argv: list[str] | None = None) -> int:
           f"machine: {platform.machine()} {os.cpu_count()} cores, load {load:.1f}, "
           f"python {platform.python_version()}")
     for source in args.source:
-        gate = args.layout_gate
-        if gate is None:
-            gate = LAYOUT_MIN_CONFIDENCE if source == "detector" else 0.0
-        supported = args.supported_gate
-        if supported is None and source == "detector":
-            supported = LAYOUT_SUPPORTED_CONFIDENCE
+        gate, supported = default_gates(source)
+        if args.layout_gate is not None:
+            gate = args.layout_gate
+        if args.supported_gate is not None:
+            supported = args.supported_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
                      bool(args.ink), args.keystone)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_layout import _model_key, _why, corners_for, load_scenes
+from bench.bench_layout import _model_key, _why, corners_for, default_gates, load_scenes
 from datasets.groundtruth import rank_class
 from scanner.classes import INDEX_CLASSES
 from scanner.corners import Corners
@@ -148,11 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         corners = corners_for(args.source, scene, photo, rng, detector, cache, 0, args.detect_floor)
         size = (scene["image"]["width"], scene["image"]["height"])
-        if args.source == "gt":  # as bench_layout reads them: every corner sure
-            reading = read_table(corners, size)
-        else:
-            reading = read_table(corners, size, min_confidence=LAYOUT_MIN_CONFIDENCE,
-                                 supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
+        gate, supported = default_gates(args.source)
+        reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported)
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)
