@@ -439,6 +439,31 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
 # ----------------------------------------------------------------------------- jokers
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+JOKER_LABEL_PAD = 0.08  # of the letters' width, around their ink (as `reletter.PAD`)
+
+
+def _joker_strip(box: tuple[float, float, float, float], card_w: int, card_h: int, serif: bool,
+                 colour: tuple[int, int, int]):
+    """The vertical JOKER drawn in `box` (card fractions): the RGBA strip and the ink box of
+    its first three letters, J O K (strip pixels: x1 y1 x2 y2), the part a label covers."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font_file = FONT_DIR / ("DejaVuSerif-Bold.ttf" if serif else "DejaVuSans-Bold.ttf")
+    x1, y1, x2, y2 = box
+    letter_h = (y2 - y1) * card_h / 5.4
+    font = ImageFont.truetype(str(font_file), max(6, int(letter_h * 1.25)))
+    strip = Image.new("RGBA", (int((x2 - x1) * card_w) + 2, int((y2 - y1) * card_h) + 2), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(strip)
+    ink = []
+    for i, ch in enumerate("JOKER"):
+        bb = draw.textbbox((0, 0), ch, font=font)
+        cx = (strip.width - (bb[2] - bb[0])) / 2 - bb[0]
+        cy = i * (strip.height / 5) + (strip.height / 5 - (bb[3] - bb[1])) / 2 - bb[1]
+        draw.text((cx, cy), ch, font=font, fill=(*colour, 255))
+        if i < 3:
+            ink.append(draw.textbbox((cx, cy), ch, font=font))
+    ink_box = np.array(ink, float)
+    return strip, (ink_box[:, 0].min(), ink_box[:, 1].min(), ink_box[:, 2].max(), ink_box[:, 3].max())
 
 
 def draw_joker(blank: np.ndarray, picture: np.ndarray | None, colour: tuple[int, int, int],
@@ -446,7 +471,7 @@ def draw_joker(blank: np.ndarray, picture: np.ndarray | None, colour: tuple[int,
                serif: bool = True) -> np.ndarray:
     """A joker on the design's blank card: a picture in the middle and a vertical JOKER
     index (letters stacked, as printed on most real decks) in each index corner."""
-    from PIL import Image, ImageDraw, ImageFont
+    from PIL import Image
 
     h, w = blank.shape[:2]
     card = Image.fromarray(blank.copy(), "RGBA")
@@ -458,23 +483,58 @@ def draw_joker(blank: np.ndarray, picture: np.ndarray | None, colour: tuple[int,
             ph = int(picture.shape[0] * pw / picture.shape[1])
         pic = Image.fromarray(picture, "RGBA").resize((pw, ph), Image.LANCZOS)
         card.alpha_composite(pic, ((w - pw) // 2, (h - ph) // 2))
-    font_file = FONT_DIR / ("DejaVuSerif-Bold.ttf" if serif else "DejaVuSans-Bold.ttf")
+    strip, _ = _joker_strip(box, w, h, serif, colour)
     x1, y1, x2, y2 = box
-    letter_h = (y2 - y1) * h / 5.4
-    font = ImageFont.truetype(str(font_file), max(6, int(letter_h * 1.25)))
-    strip = Image.new("RGBA", (int((x2 - x1) * w) + 2, int((y2 - y1) * h) + 2), (0, 0, 0, 0))
-    draw = ImageDraw.Draw(strip)
-    for i, ch in enumerate("JOKER"):
-        bb = draw.textbbox((0, 0), ch, font=font)
-        cx = (strip.width - (bb[2] - bb[0])) / 2 - bb[0]
-        cy = i * (strip.height / 5) + (strip.height / 5 - (bb[3] - bb[1])) / 2 - bb[1]
-        draw.text((cx, cy), ch, font=font, fill=(*colour, 255))
     for c in corners:
         sx1 = x1 if c in ("tl", "bl") else 1 - x2
         sy1 = y1 if c in ("tl", "tr") else 1 - y2
         piece = strip if c in ("tl", "tr") else strip.rotate(180)
         card.alpha_composite(piece, (int(sx1 * w), int(sy1 * h)))
     return np.asarray(card)
+
+
+def drawn_joker_label(box: tuple[float, float, float, float], card_w: int, card_h: int,
+                      serif: bool) -> tuple[float, float, float, float]:
+    """The label of a JOKER `draw_joker` drew in `box`: the ink of its J, O and K plus the
+    margin a relettered joker's label has (8% of the letters' width; `reletter.PAD`), in
+    top-left-equivalent card fractions. (Until 2026-12-03 it was the first 60% of `box`,
+    as wide as the design's K index: on decks with a wide K, twice the letters' width.)"""
+    _, (ix1, iy1, ix2, iy2) = _joker_strip(box, card_w, card_h, serif, (0, 0, 0))
+    pad = JOKER_LABEL_PAD * (ix2 - ix1)
+    ox, oy = int(box[0] * card_w), int(box[1] * card_h)
+    return (max(0.0, (ox + ix1 - pad) / card_w), max(0.0, (oy + iy1 - pad) / card_h),
+            min(1.0, (ox + ix2 + pad) / card_w), min(1.0, (oy + iy2 + pad) / card_h))
+
+
+def measure_drawn_joker(entry: dict[str, Any]) -> tuple[float, float, float, float] | None:
+    """`drawn_joker_label` of a prepared design whose jokers we drew (its manifest entry),
+    from its saved faces: the strip's box is read back from the old label (its first 60%)
+    and the font (serif or not, a seeded draw) is the one whose letters match the saved
+    joker's ink. None when neither matches (not a joker we drew)."""
+    faces = load_faces(entry["design"])
+    h, w = faces.shape[1:3]
+    x1, y1, x2, ly2 = entry["index_boxes"]["JK"]
+    box = (x1, y1, x2, y1 + (ly2 - y1) / 0.6)
+    if not np.allclose(joker_label(box, w, h), (x1, y1, x2, ly2), atol=1e-6):
+        box = (x1, y1, x2, ly2)  # a short strip is labelled whole
+    corner = entry["index_corners"][0]
+    if corner not in ("tl", "tr"):
+        return None
+    face = np.asarray(faces[entry["tokens"].index("JK_black")]).astype(np.int16)
+    blank = blank_card(np.asarray(faces[entry["tokens"].index("5S")])).astype(np.int16)
+    best, label = 0.0, None
+    for serif in (True, False):
+        strip, _ = _joker_strip(box, w, h, serif, (0, 0, 0))
+        letters = np.asarray(strip)[:, :, 3] > 128
+        sx = int(box[0] * w) if corner == "tl" else int((1 - box[2]) * w)
+        sy = int(box[1] * h)
+        sh, sw = min(letters.shape[0], h - sy), min(letters.shape[1], w - sx)
+        drawn = np.abs(face[sy:sy + sh, sx:sx + sw, :3] - blank[sy:sy + sh, sx:sx + sw, :3]).max(axis=2) > 60
+        mine = letters[:sh, :sw]
+        iou = (drawn & mine).sum() / max((drawn | mine).sum(), 1)
+        if iou > best:
+            best, label = iou, drawn_joker_label(box, w, h, serif)
+    return label if best >= 0.5 else None
 
 
 def blank_card(rgba: np.ndarray) -> np.ndarray:
@@ -551,14 +611,12 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
             own = cards.get(token)
             pic = _picture_of(own) if own is not None else pictures[int(rng.integers(len(pictures)))]
             cards[token] = draw_joker(blank, pic, colour, jbox, src.corners, serif)
-        index_boxes["JK"] = tuple(float(v) for v in jbox)
+        index_boxes["JK"] = drawn_joker_label(jbox, size[0], CARD_HEIGHT, serif)
     else:
         jb = [measure_index(cards[t], first, joker=True) for t in ("JK_red", "JK_black")]
         jb = [b for b in jb if b is not None]
         if jb:
-            index_boxes["JK"] = tuple(float(v) for v in np.median(np.array(jb), axis=0))
-    if "JK" in index_boxes:
-        index_boxes["JK"] = joker_label(index_boxes["JK"], size[0], CARD_HEIGHT)
+            index_boxes["JK"] = joker_label(np.median(np.array(jb), axis=0), size[0], CARD_HEIGHT)
     order = FACE_TOKENS + ("JK_red", "JK_black", "back")
     if "back" not in cards:
         cards["back"] = _plain_back(size, rng)
@@ -573,7 +631,7 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         "index_box": [round(v, 4) for v in index_box],
         "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
         "card_boxes": card_boxes(per_card, index_boxes),
-        "jokers_drawn": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
+        "jokers_drawn": drawn_jokers, "joker_ink": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
     }
 
 
@@ -663,7 +721,16 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
         manifest[src.name]["card_boxes"] = measure_card_boxes(manifest[src.name])
         print(f"art: {src.name}: {len(manifest[src.name]['card_boxes'])} cards with their own "
               "index box (`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
-    if older:
+    strips = [s for s in wanted if manifest[s.name].get("jokers_drawn") and "joker_ink" not in manifest[s.name]]
+    for src in strips:  # drawn jokers labelled as wide as the strip they were drawn in: their ink now
+        entry = manifest[src.name]
+        label = measure_drawn_joker(entry)
+        entry["joker_ink"] = label is not None
+        if label is not None:
+            entry["index_boxes"]["JK"] = [float(v) for v in label]
+            print(f"art: {src.name}: joker label on its letters (`python -m datasets.relabel` the "
+                  "scenes built before)", file=sys.stderr)
+    if older or strips:
         manifest_path.write_text(json.dumps(manifest, indent=1))
     return {k: v for k, v in manifest.items() if names is None or k in set(names)}
 
