@@ -319,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wide-direction", default=None,
                     help="override the ranks whose direction the wide look settles, e.g. 6,9,8 "
                          "('' = off)")
+    ap.add_argument("--refine-again", default=None,
+                    help="override the ranks whose box the refiner moves again after reading, "
+                         "e.g. JK ('' = off)")
     ap.add_argument("--keystone", type=float, default=0.0,
                     help="warp each scene as seen from a seat: its far edge this share of "
                          "its width (0 = as rendered, from above)")
@@ -346,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
                             wide_direction=None if args.wide_direction is None else tuple(
                                 r for r in args.wide_direction.split(",") if r),
                             three_ink=None if args.three_ink is None else bool(args.three_ink),
-                            roi_margin=args.roi_margin)
+                            roi_margin=args.roi_margin,
+                            refine_again=None if args.refine_again is None else tuple(
+                                r for r in args.refine_again.split(",") if r))
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
@@ -354,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     report["six_nine_margin"] = detector.six_nine_margin
     report["wide_direction"] = list(detector.wide_direction)
     report["three_ink"] = detector.three_ink
+    report["refine_again"] = [INDEX_CLASSES[k] for k in detector.refine_again]
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side}
     report["roi"] = {"margin": detector.roi_margin, "max_area": detector.roi_max_area,

@@ -176,6 +176,7 @@ class OnnxDetector:
                  six_nine_weight: float | None = None,
                  wide_direction: tuple[str, ...] | None = None,
                  refine_weight: float | None = None,
+                 refine_again: tuple[str, ...] | None = None,
                  three_ink: bool | None = None,
                  roi_margin: float | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
@@ -255,6 +256,12 @@ class OnnxDetector:
         # at all, 1 = all the way). See `_refine`.
         self.refine_weight = float(refine_weight if refine_weight is not None
                                    else run.get("refine_weight", 0.0)) if self._ref is not None else 0.0
+        # Corners read as these ranks have their box moved again, all the way to where the
+        # refiner sees the index around the moved box (a joker's box often spans its whole
+        # vertical word, where the label is its first three letters). See `_refine`.
+        self.refine_again = np.array([CLASS_ID[r] for r in (
+            refine_again if refine_again is not None else run.get("refine_again", ()))], int) \
+            if self._ref is not None else np.zeros(0, int)
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
         self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
@@ -657,6 +664,11 @@ class OnnxDetector:
                 boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
             probs, angles = self.read(src, view_boxes * zoom)
             angles = (angles + 90.0 * turn) % 360
+            again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again)
+            if again.any():
+                view_boxes = np.array(view_boxes, np.float32)
+                view_boxes[again] = self._refine(src, view_boxes[again] * zoom, 1.0) / zoom
+                boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
@@ -669,17 +681,18 @@ class OnnxDetector:
         gate = self.min_confidence if min_confidence is None else min_confidence
         return corners.select(is_index & (confidence >= gate))
 
-    def _refine(self, rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-        """`boxes` (xyxy, `rgb` pixels) moved `refine_weight` of the way to where the box
-        refiner sees the printed index in the crop around each; a box it returns inside
-        out is kept as it was."""
+    def _refine(self, rgb: np.ndarray, boxes: np.ndarray, weight: float | None = None) -> np.ndarray:
+        """`boxes` (xyxy, `rgb` pixels) moved `weight` (default `refine_weight`) of the way
+        to where the box refiner sees the printed index in the crop around each; a box it
+        returns inside out is kept as it was."""
+        weight = self.refine_weight if weight is None else weight
         crops = crop_indices(rgb, boxes, self.ref_size, self.ref_margin)
         out = self._ref.run(None, {self._input[self._ref]:
                                    crops.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)})[0]
         x0, y0, side = crop_geometry(boxes, self.ref_margin)
         found = out * side[:, None] + np.stack([x0, y0, x0, y0], axis=1)
         sane = (found[:, 2] > found[:, 0]) & (found[:, 3] > found[:, 1])
-        moved = boxes + self.refine_weight * (found - boxes)
+        moved = boxes + weight * (found - boxes)
         return np.where(sane[:, None], moved, boxes).astype(np.float32)
 
 

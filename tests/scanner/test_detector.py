@@ -762,6 +762,33 @@ def test_the_box_refiner_moves_kept_boxes_to_where_it_sees_the_index() -> None:
 
 
 
+@pytest.mark.parametrize("turn", [0, 1])
+def test_a_corner_read_as_a_joker_is_refined_again_all_the_way(turn) -> None:
+    """`refine_again`: after reading, the box of a corner read as one of those ranks moves
+    the rest of the way to where the refiner sees the index around its moved box; other
+    corners keep their half-way box (a photo read turned maps the boxes back)."""
+    det = OnnxDetector(MODELS_DIR, refine_weight=0.5, refine_again=("JK",), min_confidence=0.0)
+    det._ref, det.ref_size, det.ref_margin = _FixedRefiner(), 48, 1.6
+    det._input[det._ref] = "crops"
+    rgb = np.full((300, 300, 3), 255, np.uint8)
+    found = np.array([[100, 100, 200, 150], [20, 30, 60, 110]], np.float32)
+    view = np.ascontiguousarray(np.rot90(rgb, turn))
+    in_view = turn_boxes(found, 300, 300, turn) if turn else found
+    det._find = lambda rgb, full, upright: (found, np.float32([0.9, 0.9]), turn, view, None)
+    probs = np.zeros((2, len(INDEX_CLASSES) + 1), np.float32)
+    probs[0, CLASS_ID["JK"]], probs[1, CLASS_ID["7"]] = 1.0, 1.0
+    det.read = lambda src, boxes: (probs.copy(), np.zeros(2))
+    corners = det.detect(rgb)
+    half = det._refine(view, in_view)
+    twice = det._refine(view, half, 1.0)
+    want = np.stack([twice[0], half[1]])
+    want = turn_boxes(want, view.shape[1], view.shape[0], 4 - turn) if turn else want
+    assert np.allclose(corners.boxes, want, atol=0.01)
+    assert not np.allclose(twice[0], half[0], atol=1)  # the joker moved on
+    assert det._ref.seen[1] == (1, 3, 48, 48)  # one crop refined again: the joker's
+    assert OnnxDetector(MODELS_DIR, refine_again=()).refine_again.size == 0
+
+
 def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
     """The fixture scene (an unseen design): with the refiner off, the detector's own
     boxes; on (as shipped), each box moved toward the printed index before reading."""
