@@ -497,7 +497,7 @@ def drawn_joker_label(box: tuple[float, float, float, float], card_w: int, card_
                       serif: bool) -> tuple[float, float, float, float]:
     """The label of a JOKER `draw_joker` drew in `box`: the ink of its J, O and K plus the
     margin a relettered joker's label has (8% of the letters' width; `reletter.PAD`), in
-    top-left-equivalent card fractions. (Until 2026-12-03 it was the first 60% of `box`,
+    top-left-equivalent card fractions. (Until 2026-12-02, session 18, the first 60% of `box`,
     as wide as the design's K index: on decks with a wide K, twice the letters' width.)"""
     _, (ix1, iy1, ix2, iy2) = _joker_strip(box, card_w, card_h, serif, (0, 0, 0))
     pad = JOKER_LABEL_PAD * (ix2 - ix1)
@@ -730,6 +730,10 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
             entry["index_boxes"]["JK"] = [float(v) for v in label]
             print(f"art: {src.name}: joker label on its letters (`python -m datasets.relabel` the "
                   "scenes built before)", file=sys.stderr)
+        else:
+            print(f"art: {src.name}: its drawn joker's letters were not found on the saved "
+                  "faces; the joker keeps its strip label (`--force` draws the art again)",
+                  file=sys.stderr)
     if older or strips:
         manifest_path.write_text(json.dumps(manifest, indent=1))
     return {k: v for k, v in manifest.items() if names is None or k in set(names)}

@@ -259,8 +259,10 @@ class OnnxDetector:
         # Corners read as these ranks have their box moved again, all the way to where the
         # refiner sees the index around the moved box (a joker's box often spans its whole
         # vertical word, where the label is its first three letters). See `_refine`.
-        self.refine_again = np.array([CLASS_ID[r] for r in (
-            refine_again if refine_again is not None else run.get("refine_again", ()))], int) \
+        again = tuple(refine_again if refine_again is not None else run.get("refine_again", ()))
+        if unknown := [r for r in again if r not in CLASS_ID]:
+            raise ValueError(f"refine_again: no such rank {unknown} (ranks: {', '.join(INDEX_CLASSES)})")
+        self.refine_again = np.array([CLASS_ID[r] for r in again], int) \
             if self._ref is not None else np.zeros(0, int)
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).

@@ -787,6 +787,8 @@ def test_a_corner_read_as_a_joker_is_refined_again_all_the_way(turn) -> None:
     assert not np.allclose(twice[0], half[0], atol=1)  # the joker moved on
     assert det._ref.seen[1] == (1, 3, 48, 48)  # one crop refined again: the joker's
     assert OnnxDetector(MODELS_DIR, refine_again=()).refine_again.size == 0
+    with pytest.raises(ValueError, match="no such rank"):
+        OnnxDetector(MODELS_DIR, refine_again=("Joker",))
 
 
 def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
