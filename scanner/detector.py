@@ -666,7 +666,8 @@ class OnnxDetector:
                 boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
             probs, angles = self.read(src, view_boxes * zoom)
             angles = (angles + 90.0 * turn) % 360
-            again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again)
+            again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again) \
+                if len(self.refine_again) else np.zeros(len(probs), bool)
             if again.any():
                 view_boxes = np.array(view_boxes, np.float32)
                 view_boxes[again] = self._refine(src, view_boxes[again] * zoom, 1.0) / zoom
