@@ -499,7 +499,14 @@ def drawn_joker_label(box: tuple[float, float, float, float], card_w: int, card_
     margin a relettered joker's label has (8% of the letters' width; `reletter.PAD`), in
     top-left-equivalent card fractions. (Until 2026-12-02, session 18, the first 60% of `box`,
     as wide as the design's K index: on decks with a wide K, twice the letters' width.)"""
-    _, (ix1, iy1, ix2, iy2) = _joker_strip(box, card_w, card_h, serif, (0, 0, 0))
+    _, ink = _joker_strip(box, card_w, card_h, serif, (0, 0, 0))
+    return _ink_label(box, ink, card_w, card_h)
+
+
+def _ink_label(box: tuple[float, float, float, float], ink: tuple[float, float, float, float],
+               card_w: int, card_h: int) -> tuple[float, float, float, float]:
+    """`drawn_joker_label` from the letters' ink box `ink` (strip pixels) of the strip in `box`."""
+    ix1, iy1, ix2, iy2 = ink
     pad = JOKER_LABEL_PAD * (ix2 - ix1)
     ox, oy = int(box[0] * card_w), int(box[1] * card_h)
     return (max(0.0, (ox + ix1 - pad) / card_w), max(0.0, (oy + iy1 - pad) / card_h),
@@ -522,18 +529,19 @@ def measure_drawn_joker(entry: dict[str, Any]) -> tuple[float, float, float, flo
         return None
     face = np.asarray(faces[entry["tokens"].index("JK_black")]).astype(np.int16)
     blank = blank_card(np.asarray(faces[entry["tokens"].index("5S")])).astype(np.int16)
+    # the strip's pixels on the card: what differs from the blank card there was drawn
+    sx = int(box[0] * w) if corner == "tl" else int((1 - box[2]) * w)
+    sy = int(box[1] * h)
+    drawn = np.abs(face[sy:, sx:, :3] - blank[sy:, sx:, :3]).max(axis=2) > 60
     best, label = 0.0, None
     for serif in (True, False):
-        strip, _ = _joker_strip(box, w, h, serif, (0, 0, 0))
-        letters = np.asarray(strip)[:, :, 3] > 128
-        sx = int(box[0] * w) if corner == "tl" else int((1 - box[2]) * w)
-        sy = int(box[1] * h)
-        sh, sw = min(letters.shape[0], h - sy), min(letters.shape[1], w - sx)
-        drawn = np.abs(face[sy:sy + sh, sx:sx + sw, :3] - blank[sy:sy + sh, sx:sx + sw, :3]).max(axis=2) > 60
-        mine = letters[:sh, :sw]
-        iou = (drawn & mine).sum() / max((drawn | mine).sum(), 1)
+        strip, ink = _joker_strip(box, w, h, serif, (0, 0, 0))
+        mine = np.asarray(strip)[:, :, 3] > 128
+        sh, sw = min(mine.shape[0], drawn.shape[0]), min(mine.shape[1], drawn.shape[1])
+        seen, mine = drawn[:sh, :sw], mine[:sh, :sw]
+        iou = (seen & mine).sum() / max((seen | mine).sum(), 1)
         if iou > best:
-            best, label = iou, drawn_joker_label(box, w, h, serif)
+            best, label = iou, _ink_label(box, ink, w, h)
     return label if best >= 0.5 else None
 
 
