@@ -134,6 +134,8 @@ class MeldReading:
     squared: bool = False
     confidence: float = 1.0
     problems: list[str] = field(default_factory=list)
+    # what its confidence is worked out from (`meld_evidence`, `MELD_CALIBRATION`)
+    evidence: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -1511,6 +1513,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
+    loose = (corners.confidence >= floor) & ~used & ~letters
+    _calibrate_melds(melds, cards, corners.centers[loose], typical_h, review)
     for idx, card in enumerate(cards):
         if card.confidence < geo.low_confidence and card.corner_ids:
             review.append(_item("low_confidence_card", card.confidence,
@@ -2483,6 +2487,69 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                                 "threes; the pack holds 4", team=team))
     _sort_team_melds(melds)
     return melds, red_threes
+
+
+def meld_evidence(meld: MeldReading, cards: list[CardReading], loose: np.ndarray,
+                  card_h: float) -> tuple[float, ...]:
+    """What says how likely a plain meld is read exactly (`MELD_CALIBRATION` weighs it).
+
+    The logit of the cards' combined confidence and of the least sure card's; how many of
+    its cards were counted unseen (inferred in a gap or to make a legal meld); its rule
+    problems; whether it joins separate stacks; how many of its cards carry a note (a
+    misread counted as the column's rank, corners that disagree); and how many corners
+    the layout left unused lie on its line (within 0.6 card heights of one of its cards:
+    a card it may be missing or one of its cards read twice).
+    """
+    ids = meld.card_ids
+    seen = [i for i in ids if cards[i].corner_ids]
+    conf = [cards[i].confidence for i in seen] or [0.5]
+    combined = float(np.prod(conf) ** (1.0 / len(conf)) * min(conf)) ** 0.5
+    unseen = len(ids) - len(seen)
+    rules = sum(not p.startswith("cards of") for p in meld.problems)
+    joined = float(any(p.startswith("cards of") for p in meld.problems))
+    noted = sum(bool(cards[i].notes) for i in seen)
+    near = 0
+    if len(loose) and seen:
+        centres = np.array([cards[i].center for i in seen])
+        d = np.linalg.norm(loose[:, None, :] - centres[None], axis=-1).min(axis=1)
+        near = int((d < 0.6 * card_h).sum())
+    return (_logit(combined), _logit(min(conf)), float(unseen), float(rules), joined,
+            float(noted), float(near), float(len(ids)))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-3), 1 - 1e-3)
+    return math.log(p / (1 - p))
+
+
+# Weights of `meld_evidence` (and the bias last) in a logistic model of "this plain meld is
+# read exactly", fitted on the detector's corners of 228 val scenes (build/scenes-v52,
+# shipped models; `python -m bench.meld_confidence --fit`); None keeps the cards' combined
+# confidence. A squared-up canasta keeps its own (its count is a guess).
+MELD_CALIBRATION: tuple[float, ...] | None = (
+    0.5746, 0.8622, -2.1747, -1.1861, -6.0848, -1.4024, -1.2127, 0.1552, 1.2108)
+# a plain meld less likely than this to be exact goes to the review list
+MELD_CHECK = 0.85
+
+
+def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: np.ndarray,
+                     card_h: float, review: list[dict]) -> None:
+    """Each plain meld's confidence as the chance it is read exactly; unlikely ones to review."""
+    for m in melds:
+        if m.squared:
+            continue
+        m.evidence = meld_evidence(m, cards, loose, card_h)
+        if MELD_CALIBRATION is None:
+            continue
+        *w, b = MELD_CALIBRATION
+        z = b + float(np.dot(w, m.evidence))
+        m.confidence = 1.0 / (1.0 + math.exp(-z))
+        if m.confidence < MELD_CHECK:
+            mi = [x for x in melds if x.team == m.team].index(m)
+            review.append(_item("meld_check", m.confidence,
+                                f"team {m.team} meld {mi} ({m.rank}): count its cards "
+                                f"(read {m.size} with {m.confidence:.0%} confidence)",
+                                cards=m.card_ids, team=m.team, meld=mi))
 
 
 def _pair_in_a_line(cards: list[CardReading], stacks: list[list[int]], pair: list[int]) -> bool:

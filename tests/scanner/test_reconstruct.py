@@ -14,7 +14,7 @@ from datasets.groundtruth import (
 )
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
-from scanner.reconstruct import joker_letters, read_table
+from scanner.reconstruct import MELD_CHECK, joker_letters, read_table
 
 W, H = 4000, 3000
 
@@ -1459,3 +1459,50 @@ def test_squared_canasta_top_corners_that_disagree_on_colour_count_as_unknown():
     ink[queens[0]] = None  # one corner unsure, the other black: black
     reading = read_table(corners, (W, H), ink=colours)
     assert {"rank": "Q", "naturals": 6, "wilds": ["2"]} in team_melds(reading, 0)
+
+
+def _as_detected(corners: Corners) -> Corners:
+    """Corners read as the detector reads a design it knows: confidence 0.7 each."""
+    return _with_confidence(corners, slice(None), 0.7)
+
+
+def read_detected(corners: Corners) -> object:
+    return read_table(corners, (W, H), min_confidence=0.4, supported_confidence=0.25)
+
+
+def test_a_cleanly_read_meld_is_likely_right_and_not_sent_to_count():
+    corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
+    reading = read_detected(_as_detected(corners))
+    (meld,) = reading.melds
+    assert meld.confidence >= MELD_CHECK
+    assert not [r for r in reading.review if r["kind"] == "meld_check"]
+
+
+def test_a_meld_with_a_card_counted_unseen_is_sent_to_count():
+    table = column(["KH", "KS", "KD", "KC", "KH"], 1000, 1700) + column(
+        ["9H", "9S", "9D", "9C"], 1500, 1700)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][2]["indices"][0]["visible"] = 0.0  # a coin on the third king's index
+    reading = read_detected(_as_detected(corners_from_scene(scene)))
+    kings, nines = (next(m for m in reading.melds if m.rank == r) for r in ("K", "9"))
+    assert kings.size == 5 and nines.size == 4
+    assert kings.confidence < MELD_CHECK <= nines.confidence
+    checks = [r for r in reading.review if r["kind"] == "meld_check"]
+    assert [(r["team"], r["meld"]) for r in checks] == [(kings.team, 0)]
+    assert sorted(checks[0]["cards"]) == sorted(kings.card_ids)
+
+
+def test_a_corner_left_unused_on_a_meld_lowers_its_confidence():
+    corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
+    corners = _as_detected(corners)
+    clean = read_detected(corners).melds[0]
+    # an unsure queen beside the column's second index: not the column's rank, not taken
+    box = corners.boxes[1] + np.array([45.0, 0.0, 45.0, 0.0])
+    stray = Corners(np.vstack([corners.boxes, box]),
+                    np.append(corners.class_ids, CLASS_ID["Q"]),
+                    np.append(corners.confidence, 0.3), np.append(corners.angle, 0.0))
+    reading = read_detected(stray)
+    (meld,) = reading.melds
+    assert meld.size == clean.size == 4
+    assert meld.evidence[6] == 1 and clean.evidence[6] == 0
+    assert meld.confidence < clean.confidence
