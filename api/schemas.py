@@ -283,8 +283,15 @@ class UnsquareMeld(Versioned):
     meld: str
 
 
-Correction = Annotated[SetCard | DeleteCard | AddCard | MoveCard | SquareMeld | UnsquareMeld,
-                       Field(discriminator="op")]
+class CheckMeld(Versioned):
+    """Say a meld the scanner was unsure of is counted right (it leaves the review list)."""
+
+    op: Literal["check"]
+    meld: str
+
+
+Correction = Annotated[SetCard | DeleteCard | AddCard | MoveCard | SquareMeld | UnsquareMeld
+                       | CheckMeld, Field(discriminator="op")]
 
 
 class TeamOutcome(BaseModel):

@@ -2,17 +2,21 @@
 
 A table is plain JSON so it can be stored, replayed and sent to the page as is:
 
-    {"teams": [{"melds": [{"id": "m2", "cards": [CARD, ...], "squared": null}],
+    {"teams": [{"melds": [{"id": "m2", "cards": [CARD, ...], "squared": null,
+                           "confidence": 0.62 | null, "checked": false}],
                 "red_threes": [CARD, ...]}, ...],
      "unplaced": [CARD, ...],          # read on the photo but not counted (strays, piles)
      "next_id": 9}
     CARD = {"id": "c3", "card": "KH", "box": [x1, y1, x2, y2] | null,
             "confidence": 0.93 | null, "scan": 1 | null, "corrected": false}
 
+A meld's `confidence` is the scanner's chance that it read the meld exactly (None for a
+meld entered by hand or squared); one under `MELD_CHECK` is shown to the players to
+count until a correction touches it or they mark it `checked` (the `check` correction).
 A squared-up canasta is a meld whose `squared` is the contract's hand count
 (`{"rank": "K", "naturals": 7, "wilds": ["2"]}`); its visible card(s) stay for the page.
 Corrections are small operations (`set_card`, `delete`, `add`, `move`, `square`,
-`unsquare`, `replace`) applied in order to the proposed table; ids of new cards come
+`unsquare`, `check`, `replace`) applied in order to the proposed table; ids of new cards come
 from `next_id`, so replaying the same corrections gives the same table. Everything here
 is pure: no database, no I/O.
 """
@@ -23,6 +27,7 @@ import copy
 from typing import Any
 
 from scanner.cards import CardError, parse_card
+from scanner.reconstruct import MELD_CHECK
 
 Table = dict[str, Any]
 
@@ -76,8 +81,9 @@ def _new_card(table: Table, token: str, *, box: list[float] | None = None,
             "scan": scan, "corrected": corrected}
 
 
-def _new_meld(table: Table) -> dict[str, Any]:
-    return {"id": _new_id(table, "m"), "cards": [], "squared": None}
+def _new_meld(table: Table, confidence: float | None = None) -> dict[str, Any]:
+    return {"id": _new_id(table, "m"), "cards": [], "squared": None,
+            "confidence": confidence, "checked": False}
 
 
 def _union_box(boxes: list[list[float]]) -> list[float] | None:
@@ -118,9 +124,14 @@ def _team_from_scan(table: Table, scan_json: dict[str, Any], pool: list[dict[str
     """One team's melds and red threes as read in a scan, boxes matched from its cards."""
     teams = (scan_json.get("layout") or {}).get("teams") or []
     layout = teams[scan_team] if scan_team < len(teams) else {}
+    # the scan's meld details (optional), in the layout's order per team
+    details = [d for d in scan_json.get("melds") or []
+               if isinstance(d, dict) and d.get("team") == scan_team]
     out: dict[str, Any] = {"melds": [], "red_threes": []}
     for m, meld in enumerate(layout.get("melds") or []):
-        new = _new_meld(table)
+        confidence = details[m].get("confidence") if m < len(details) else None
+        new = _new_meld(table, None if isinstance(meld, dict) or not isinstance(
+            confidence, int | float) else float(confidence))
         if isinstance(meld, dict):  # a squared-up canasta: the scan counted it from its top card
             new["squared"] = copy.deepcopy(meld)
             for c in pool:
@@ -191,6 +202,22 @@ def _find_card(table: Table, card_id: str) -> tuple[list[dict[str, Any]], dict[s
     raise CorrectionError(f"no card {card_id!r} on this deal")
 
 
+def _meld_holding(table: Table, card_id: str) -> dict[str, Any] | None:
+    """The meld a card is in (None: red threes or not placed)."""
+    for team in table["teams"]:
+        for meld in team["melds"]:
+            if any(c["id"] == card_id for c in meld["cards"]):
+                return meld
+    return None
+
+
+def _checked(*melds: dict[str, Any] | None) -> None:
+    """The players have looked at these melds: they need no more counting."""
+    for meld in melds:
+        if meld is not None:
+            meld["checked"] = True
+
+
 def _find_meld(table: Table, meld_id: str) -> tuple[int, dict[str, Any]]:
     for t, team in enumerate(table["teams"]):
         for meld in team["melds"]:
@@ -240,20 +267,25 @@ def apply_correction(table: Table, op: dict[str, Any]) -> Table:
         _, card = _find_card(table, op["card_id"])
         card["card"] = normalize_card(op["card"])
         card["corrected"] = True
+        _checked(_meld_holding(table, card["id"]))
     elif kind == "delete":
         holder, card = _find_card(table, op["card_id"])
+        _checked(_meld_holding(table, card["id"]))
         holder.remove(card)
     elif kind == "add":
         token = normalize_card(op["card"])
         meld = op.get("meld") or ("red_threes" if is_red_three(token) else "new")
-        _destination(table, op.get("team"), meld).append(
-            _new_card(table, token, corrected=True))
+        new = _new_card(table, token, corrected=True)
+        _destination(table, op.get("team"), meld).append(new)
+        _checked(_meld_holding(table, new["id"]))
     elif kind == "move":
         holder, card = _find_card(table, op["card_id"])
+        source = _meld_holding(table, card["id"])
         target = _destination(table, op.get("team"), op.get("meld") or "new")
         holder.remove(card)
         card["corrected"] = True
         target.append(card)
+        _checked(source, _meld_holding(table, card["id"]))
     elif kind == "square":
         meld_id = op.get("meld") or "new"
         if meld_id == "new":
@@ -266,9 +298,14 @@ def apply_correction(table: Table, op: dict[str, Any]) -> Table:
         else:
             _, meld = _find_meld(table, meld_id)
         meld["squared"] = _squared(op.get("rank"), op.get("naturals"), op.get("wilds"))
+        _checked(meld)
     elif kind == "unsquare":
         _, meld = _find_meld(table, op["meld"])
         meld["squared"] = None
+        _checked(meld)
+    elif kind == "check":
+        _, meld = _find_meld(table, op["meld"])
+        _checked(meld)
     elif kind == "replace":
         table = table_from_layout(op["teams"], len(table["teams"]), table["next_id"])
     else:
@@ -327,7 +364,22 @@ def layout_teams(table: Table) -> list[dict[str, Any]]:
 
 
 def review_cards(table: Table) -> list[dict[str, Any]]:
-    """Cards the players should look at first: least confident reads, then unplaced ones."""
+    """What the players should look at first: the melds the scanner may have miscounted
+    (least likely first), the least confident reads, then the cards placed in no meld.
+    Each item names a card to select (a meld's first card for a meld) and its `kind`:
+    `count_meld`, `low_confidence` or `unplaced`."""
+    to_count = []
+    for t, team in enumerate(table["teams"]):
+        for meld in team["melds"]:
+            conf = meld.get("confidence")
+            if (conf is not None and conf < MELD_CHECK and not meld.get("checked")
+                    and not meld["squared"] and meld["cards"]):
+                first = meld["cards"][0]
+                to_count.append({"card_id": first["id"], "card": card_rank(first["card"]),
+                                 "team": t, "meld": meld["id"], "confidence": conf,
+                                 "kind": "count_meld",
+                                 "reason": f"count this meld ({len(meld['cards'])} cards read)"})
+    to_count.sort(key=lambda r: r["confidence"])
     items = []
     for t, team in enumerate(table["teams"]):
         for meld in team["melds"]:
@@ -336,11 +388,11 @@ def review_cards(table: Table) -> list[dict[str, Any]]:
         for card in team["red_threes"]:
             items.append((card, t, "red_threes"))
     low = [{"card_id": c["id"], "card": c["card"], "team": t, "meld": m,
-            "confidence": c["confidence"], "reason": "low confidence"}
+            "confidence": c["confidence"], "kind": "low_confidence", "reason": "low confidence"}
            for c, t, m in items
            if not c["corrected"] and c["confidence"] is not None and c["confidence"] < LOW_CONFIDENCE]
     low.sort(key=lambda r: r["confidence"])
     unplaced = [{"card_id": c["id"], "card": c["card"], "team": None, "meld": "unplaced",
-                 "confidence": c["confidence"], "reason": "not in a meld"}
+                 "confidence": c["confidence"], "kind": "unplaced", "reason": "not in a meld"}
                 for c in table["unplaced"]]
-    return low + unplaced
+    return to_count + low + unplaced

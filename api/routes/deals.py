@@ -123,7 +123,7 @@ def photo_annotated(request: Request, deal: DealDep, seq: int) -> Response:
 
 @router.post("/{deal_id}/corrections", response_model=DealOut, responses=ERRORS)
 def correct(game: GameDep, deal: DealDep, session: SessionDep, body: Correction) -> DealOut:
-    """Apply one correction: set_card, delete, add, move, square or unsquare."""
+    """Apply one correction: set_card, delete, add, move, square, unsquare or check."""
     op = body.model_dump(exclude={"version"}, exclude_none=True)
     service.change_table(game, deal, [*deal.corrections, op], body.version)
     commit(session)

@@ -264,10 +264,14 @@ function chip(card) {
 }
 
 function renderTeams(deal) {
+  // melds the scanner may have miscounted (until a correction touches them or they are checked)
+  const toCount = new Set(deal.review.filter((r) => r.kind === "count_meld").map((r) => r.meld));
   $("#teams").replaceChildren(...deal.table.teams.map((team, t) => {
     const block = el("div", { class: `card team-block t${t}`, "data-team": t }, el("h3", {}, teamName(t)));
     team.melds.forEach((meld) => {
-      const row = el("div", { class: "meld", "data-meld-id": meld.id });
+      const unsure = toCount.has(meld.id) && deal.status === "draft";
+      const row = el("div", { class: `meld${unsure ? " to-count" : ""}`, "data-meld-id": meld.id,
+        title: unsure ? `the scanner may have miscounted this meld (${Math.round(meld.confidence * 100)}% sure): count its cards` : null });
       const chips = el("div", { class: "chips" });
       if (meld.squared) {
         const s = meld.squared;
@@ -278,6 +282,8 @@ function renderTeams(deal) {
         el("button", { type: "button", title: "add a card to this meld", onclick: () => openAdd(t, meld.id) }, "+ card"));
       if (meld.squared) tools.append(el("button", { type: "button", onclick: () => correct({ op: "unsquare", meld: meld.id }) }, "not squared"));
       else tools.append(el("button", { type: "button", onclick: () => openSquare(t, meld.id) }, "squared…"));
+      if (unsure) tools.append(el("button", { type: "button", "data-testid": "counted", title: "the cards shown are the meld's cards",
+        onclick: () => correct({ op: "check", meld: meld.id }) }, "counted ✓"));
       row.append(chips, tools);
       block.append(row);
     });

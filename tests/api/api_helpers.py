@@ -50,14 +50,16 @@ class FakeDetector:
 
 
 class ScanRecorder:
-    """The app's scan step, returning READING; records the photos it was given."""
+    """The app's scan step, returning `reading` (READING unless a test sets another);
+    records the photos it was given."""
 
     def __init__(self) -> None:
         self.photos: list[Any] = []
+        self.reading: dict[str, Any] = READING
 
     def __call__(self, photo: Any, detector: Any) -> dict[str, Any]:
         self.photos.append(photo)
-        reading = copy.deepcopy(READING)
+        reading = copy.deepcopy(self.reading)
         reading["image"] = {"width": photo.width, "height": photo.height}
         return reading
 
