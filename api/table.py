@@ -27,12 +27,13 @@ import copy
 from typing import Any
 
 from scanner.cards import CardError, parse_card
-from scanner.reconstruct import MELD_CHECK
+from scanner.reconstruct import CARD_CHECK, MELD_CHECK
 
 Table = dict[str, Any]
 
-LOW_CONFIDENCE = 0.6
-"""Cards read with less confidence than this are shown to the players first."""
+LOW_CONFIDENCE = CARD_CHECK
+"""Cards read with less confidence (the scanner's chance the card is there with that rank)
+than this are shown to the players first."""
 
 
 class CorrectionError(ValueError):

@@ -1,4 +1,5 @@
-"""How far a plain meld's confidence can be trusted, and the fit that makes it a probability.
+"""How far a meld's and a card's confidence can be trusted, and the fits that make them
+probabilities.
 
 For the complete scenes of a scene directory, each plain meld the layout reads from the
 detector's corners is right (a true meld of the same team and rank with the same number
@@ -12,8 +13,15 @@ of naturals and of wilds) or wrong. Reported:
   while no meld of theirs is sent to review, nor any card in a meld under the service's
   `LOW_CONFIDENCE`: what a player would trust and should not.
 
-`--fit` fits `scanner.reconstruct.MELD_CALIBRATION` (logistic regression on
-`meld_evidence`, L2 1e-2, Newton steps) on these scenes and prints the weights.
+Cards likewise: a card read from corners is right when the true card under most of its
+corners has its rank and no surer card claimed that true card first (a card counted
+twice, or read where no card is, is wrong); a card counted unseen is right when a true
+card of its rank lies within 0.3 card heights of its place. Reported: reliability, and
+the share of wrong and of right cards under the service's `LOW_CONFIDENCE` (shown first).
+
+`--fit` fits `scanner.reconstruct.MELD_CALIBRATION` and `CARD_CALIBRATION` (logistic
+regression on `meld_evidence` and `card_evidence`, L2 1e-2, Newton steps) on these scenes
+and prints the weights.
 
     python -m bench.meld_confidence --scenes-dir build/scenes-v52/val --fit
     python -m bench.meld_confidence --scenes-dir build/scenes/val --limit 100
@@ -41,19 +49,55 @@ from bench.bench_layout import (
     predicted_layout,
     true_melds,
 )
+from datasets.groundtruth import rank_class
 from scanner import reconstruct
-from scanner.reconstruct import read_table
+from scanner.detector import box_iou
+from scanner.reconstruct import TableReading, read_table
 
 # the service's threshold for showing a card first (api.table.LOW_CONFIDENCE; the bench
 # does not import the service)
-CARD_LOW = 0.6
+CARD_LOW = 0.9
 REVIEWED = ("meld_check", "meld_rule")
 
 
+def card_truth(scene: dict, corners, reading: TableReading) -> list[bool]:
+    """Whether each card of `reading` lies there with the rank read (see the module doc)."""
+    true_cards = {c["id"]: c for c in scene["cards"]}
+    index_boxes = [(c["id"], np.asarray(ix["box"], float)) for c in scene["cards"]
+                   for ix in c["indices"] if ix["visible"] >= 0.3]
+    boxes = np.array([b for _, b in index_boxes]).reshape(-1, 4)
+    card_h = float(scene.get("card_height_px") or 0) or float(reading.card_size[1])
+    claimed: set = set()
+    right = [False] * len(reading.cards)
+    order = sorted(range(len(reading.cards)), key=lambda k: -reading.cards[k].confidence)
+    for k in order:
+        card = reading.cards[k]
+        owner = None
+        if card.corner_ids and len(boxes):
+            votes: dict = {}
+            for j in card.corner_ids:
+                iou = box_iou(corners.boxes[j], boxes)
+                best = int(np.argmax(iou))
+                if iou[best] >= 0.3:
+                    votes[index_boxes[best][0]] = votes.get(index_boxes[best][0], 0) + 1
+            owner = max(votes, key=votes.get) if votes else None
+        elif not card.corner_ids:
+            near = [(np.hypot(*np.subtract(np.mean(c["outline"], axis=0), card.center)), cid)
+                    for cid, c in true_cards.items()
+                    if cid not in claimed and rank_class(c["card"]) == card.rank]
+            if near and min(near)[0] < 0.3 * card_h:
+                owner = min(near)[1]
+        if owner is not None and owner not in claimed \
+                and rank_class(true_cards[owner]["card"]) == card.rank:
+            claimed.add(owner)
+            right[k] = True
+    return right
+
+
 def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path | None,
-            floor: float) -> tuple[list[dict], list[dict]]:
+            floor: float) -> tuple[list[dict], list[dict], list[dict]]:
     """Per plain meld: evidence, confidence, right or not, reviewed; per scene: deal right,
-    silent."""
+    silent; per card: evidence, confidence, right or not."""
     from scanner.detector import OnnxDetector
 
     detector = OnnxDetector(models)
@@ -61,7 +105,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
     if cache_root is not None:
         cache = cache_root / f"{_model_key(models)}-floor{floor:g}"
         cache.mkdir(parents=True, exist_ok=True)
-    melds, scenes = [], []
+    melds, scenes, cards = [], [], []
     rng = np.random.default_rng(0)
     gate, supported = default_gates("detector")
     for scene, photo in load_scenes(scenes_dir, 0, 0, limit):
@@ -88,10 +132,13 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
                 flagged_any |= flagged or low_card
                 melds.append({"evidence": list(m.evidence), "confidence": m.confidence,
                               "right": right, "reviewed": flagged, "low_card": low_card})
+        for card, ok in zip(reading.cards, card_truth(scene, corners, reading), strict=True):
+            cards.append({"evidence": list(card.evidence), "confidence": card.confidence,
+                          "right": ok})
         true_score = deal_scores(scene["layout"])
         right = deal_scores(predicted_layout(scene, reading, True)) == true_score
         scenes.append({"right": right, "silent": not right and not flagged_any})
-    return melds, scenes
+    return melds, scenes, cards
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> np.ndarray:
@@ -111,19 +158,36 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> np.n
     return w
 
 
-def report(melds: list[dict], scenes: list[dict]) -> dict:
-    conf = np.array([m["confidence"] for m in melds])
-    right = np.array([m["right"] for m in melds])
-    reviewed = np.array([m["reviewed"] for m in melds])
-    low = np.array([m["low_card"] for m in melds])
+def reliability(conf: np.ndarray, right: np.ndarray) -> list[dict]:
+    """Items by confidence band: how many, the share right, the mean confidence."""
     bands = []
     edges = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0001]
     for a, b in zip(edges, edges[1:], strict=False):
         sel = (conf >= a) & (conf < b)
         if sel.any():
-            bands.append({"band": f"{a:.2f}-{min(b, 1):.2f}", "melds": int(sel.sum()),
+            bands.append({"band": f"{a:.2f}-{min(b, 1):.2f}", "n": int(sel.sum()),
                           "right": round(float(right[sel].mean()), 3),
                           "mean_confidence": round(float(conf[sel].mean()), 3)})
+    return bands
+
+
+def card_report(cards: list[dict]) -> dict:
+    conf = np.array([c["confidence"] for c in cards])
+    right = np.array([c["right"] for c in cards])
+    low = conf < CARD_LOW
+    return {"cards": len(cards), "wrong": int((~right).sum()),
+            "reliability": reliability(conf, right),
+            "brier": round(float(np.mean((conf - right) ** 2)), 4),
+            "wrong_low": round(float(low[~right].mean()), 3) if (~right).any() else None,
+            "right_low": round(float(low[right].mean()), 3) if right.any() else None}
+
+
+def report(melds: list[dict], scenes: list[dict]) -> dict:
+    conf = np.array([m["confidence"] for m in melds])
+    right = np.array([m["right"] for m in melds])
+    reviewed = np.array([m["reviewed"] for m in melds])
+    low = np.array([m["low_card"] for m in melds])
+    bands = reliability(conf, right)
     wrong = ~right
     shown = reviewed | low
     return {
@@ -152,25 +216,30 @@ def main(argv: list[str] | None = None) -> int:
     from scanner.detector import MODELS_DIR
 
     models = args.models or MODELS_DIR
-    if args.fit:
-        reconstruct.MELD_CALIBRATION = None  # the evidence does not depend on it
-    melds, scenes = collect(args.scenes_dir, args.limit, models, args.corners_cache,
-                            args.detect_floor)
+    if args.fit:  # the meld evidence does not depend on the calibrations; the cards' on
+        # the melds' (fitted first, then the cards on it)
+        reconstruct.CARD_CALIBRATION = None
+        melds, _, _ = collect(args.scenes_dir, args.limit, models, args.corners_cache,
+                              args.detect_floor)
+        x = np.array([m["evidence"] for m in melds])
+        reconstruct.MELD_CALIBRATION = tuple(
+            round(float(v), 4) for v in fit(x, np.array([m["right"] for m in melds], float)))
+    melds, scenes, cards = collect(args.scenes_dir, args.limit, models, args.corners_cache,
+                                   args.detect_floor)
     if not melds:
         print("no plain melds read", file=sys.stderr)
         return 1
-    out = {"scenes_dir": str(args.scenes_dir), "calibration": reconstruct.MELD_CALIBRATION,
-           **report(melds, scenes)}
+    out = {"scenes_dir": str(args.scenes_dir), "meld_calibration": reconstruct.MELD_CALIBRATION,
+           "card_calibration": reconstruct.CARD_CALIBRATION,
+           **report(melds, scenes), "card": card_report(cards)}
     if args.fit:
-        x = np.array([m["evidence"] for m in melds])
-        y = np.array([m["right"] for m in melds], float)
-        w = fit(x, y)
-        out["fitted"] = [round(float(v), 4) for v in w]
+        x = np.array([c["evidence"] for c in cards])
+        w = fit(x, np.array([c["right"] for c in cards], float))
+        out["fitted_cards"] = [round(float(v), 4) for v in w]
         p = 1.0 / (1.0 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ w)))
-        for m, q in zip(melds, p, strict=True):
-            m["confidence"] = float(q)
-            m["reviewed"] = bool(q < reconstruct.MELD_CHECK)
-        out["with_fit"] = report(melds, scenes)
+        for c, q in zip(cards, p, strict=True):
+            c["confidence"] = float(q)
+        out["card_with_fit"] = card_report(cards)
     print(json.dumps(out, indent=1))
     return 0
 

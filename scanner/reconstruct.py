@@ -64,7 +64,7 @@ class CardGeometry:
     pair_tolerance: float = 0.2       # centre disagreement allowed, in card heights
     angle_tolerance: float = 15.0     # degrees between the two indices of one card
     side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
-    low_confidence: float = 0.6       # cards below this go to the review list
+    low_confidence: float = 0.9       # cards below this go to the review list (`CARD_CHECK`)
 
 
 @dataclass
@@ -92,6 +92,8 @@ class CardReading:
     corner_spots: dict[int, tuple[float, float]] | None = field(default=None, repr=False)
     # its outline in the photo when the table was read flattened (a photo from a seat)
     photo_outline: np.ndarray | None = field(default=None, repr=False)
+    # what its confidence is worked out from (`card_evidence`, `CARD_CALIBRATION`)
+    evidence: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def is_wild(self) -> bool:
@@ -1515,6 +1517,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     _check_pack(cards, review)
     loose = (corners.confidence >= floor) & ~used & ~letters
     _calibrate_melds(melds, cards, corners.centers[loose], typical_h, review)
+    _calibrate_cards(cards, melds)
     for idx, card in enumerate(cards):
         if card.confidence < geo.low_confidence and card.corner_ids:
             review.append(_item("low_confidence_card", card.confidence,
@@ -2528,8 +2531,14 @@ def _logit(p: float) -> float:
 # confidence. A squared-up canasta keeps its own (its count is a guess).
 MELD_CALIBRATION: tuple[float, ...] | None = (
     0.5746, 0.8622, -2.1747, -1.1861, -6.0848, -1.4024, -1.2127, 0.1552, 1.2108)
-# a plain meld less likely than this to be exact goes to the review list
-MELD_CHECK = 0.85
+# A plain meld less likely than this to be exact goes to the review list; a card less
+# likely than this to lie there with its rank too (`CardGeometry.low_confidence`, the
+# service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 86.8% of the
+# wrong melds and 15.8% of the right ones reviewed (0.85: 84.2 / 9.4%, 0.95: 94.7 /
+# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 63.3% of
+# the wrong ones, 2.4% of the right (before, under 0.6: 67% / 11.6%, build/scenes-v52).
+MELD_CHECK = 0.9
+CARD_CHECK = 0.9
 
 
 def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: np.ndarray,
@@ -2550,6 +2559,45 @@ def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: 
                                 f"team {m.team} meld {mi} ({m.rank}): count its cards "
                                 f"(read {m.size} with {m.confidence:.0%} confidence)",
                                 cards=m.card_ids, team=m.team, meld=mi))
+
+
+def card_evidence(card: CardReading, meld: MeldReading | None) -> tuple[float, ...]:
+    """What says how likely a card is there and of its rank (`CARD_CALIBRATION` weighs it).
+
+    The logit of its confidence and of the reader's surest reading of its rank; whether
+    its place is counted unseen (no corner), in full view (two or more corners) or seen
+    by one index; whether it carries a note; its role (in a meld, a red three, on a team's
+    side in no meld, left out); and the logit of its meld's confidence (plain melds).
+    """
+    seen = bool(card.corner_ids)
+    in_meld = card.role in (ROLE_MELD, ROLE_SQUARED)
+    meld_p = meld.confidence if meld is not None and not meld.squared else 0.9
+    return (_logit(card.confidence) if seen else 0.0, _logit(card.rank_confidence) if seen else 0.0,
+            float(not seen), float(len(card.corner_ids) >= 2), float(bool(card.notes)),
+            float(in_meld), float(card.role == ROLE_RED_THREE),
+            float(card.role == ROLE_UNMELDED), _logit(meld_p) if in_meld else 0.0)
+
+
+# Weights of `card_evidence` (bias last) in a logistic model of "this card lies there with
+# this rank", fitted like `MELD_CALIBRATION` (`python -m bench.meld_confidence --fit`); None
+# keeps the corners' combined confidence.
+CARD_CALIBRATION: tuple[float, ...] | None = (
+    0.9858, 0.015, -1.3351, 0.6569, -1.9193, 1.8616, 2.1905, -1.3148, 0.0628, 1.5439)
+
+
+def _calibrate_cards(cards: list[CardReading], melds: list[MeldReading]) -> None:
+    """Each card's confidence as the chance it lies there with the rank read."""
+    by_team = {t: [m for m in melds if m.team == t] for t in (0, 1)}
+    for card in cards:
+        meld = None
+        if card.team is not None and card.meld is not None \
+                and card.meld < len(by_team.get(card.team, [])):
+            meld = by_team[card.team][card.meld]
+        card.evidence = card_evidence(card, meld)
+        if CARD_CALIBRATION is None:
+            continue
+        *w, b = CARD_CALIBRATION
+        card.confidence = 1.0 / (1.0 + math.exp(-(b + float(np.dot(w, card.evidence)))))
 
 
 def _pair_in_a_line(cards: list[CardReading], stacks: list[list[int]], pair: list[int]) -> bool:

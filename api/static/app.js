@@ -4,7 +4,6 @@
 "use strict";
 
 const RANKS = ["A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "2", "JK", "3R", "3B"];
-const LOW = 0.6;
 const $ = (sel) => document.querySelector(sel);
 const state = { game: null, token: null, deal: null, editor: null, seq: 1 };
 
@@ -172,7 +171,8 @@ function allCards(table) {
   table.unplaced.forEach((c) => out.push({ card: c, team: null, meld: null, where: "not counted" }));
   return out;
 }
-const isLow = (c) => !c.corrected && c.confidence !== null && c.confidence < LOW;
+// cards the server lists as read with low confidence (its threshold, one place)
+const isLow = (c) => !!state.deal && state.deal.review.some((r) => r.kind === "low_confidence" && r.card_id === c.id);
 
 async function renderDeal(deal) {
   show("deal");

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.meld_confidence import fit, report
+from bench.meld_confidence import card_truth, fit, report
+from datasets.groundtruth import column, corners_from_scene, scene_from_placements
+from scanner.classes import CLASS_ID
+from scanner.corners import Corners
+from scanner.reconstruct import read_table
 
 
 def test_fit_recovers_a_known_logistic_model():
@@ -31,5 +35,25 @@ def test_report_counts_wrong_melds_sent_to_review_and_silent_deals():
     assert r["wrong_shown"] == 0.5 and r["right_shown"] == 0.5
     assert r["deals_right"] == 0.5 and r["deals_silent_wrong"] == 0.5
     bands = {b["band"]: b for b in r["reliability"]}
-    assert bands["0.20-0.40"]["melds"] == 1 and bands["0.20-0.40"]["right"] == 0.0
-    assert bands["0.95-1.00"]["melds"] == 2 and bands["0.95-1.00"]["right"] == 1.0
+    assert bands["0.20-0.40"]["n"] == 1 and bands["0.20-0.40"]["right"] == 0.0
+    assert bands["0.95-1.00"]["n"] == 2 and bands["0.95-1.00"]["right"] == 1.0
+
+
+def test_card_truth_tells_right_cards_from_misread_and_false_ones():
+    scene = scene_from_placements(column(["KH", "KS", "KD", "KC"], 1000, 1900)
+                                  + column(["9H", "9S", "9D"], 2500, 1900), 4000, 3000)
+    corners = corners_from_scene(scene)
+    reading = read_table(corners, (4000, 3000))
+    assert card_truth(scene, corners, reading) == [True] * len(reading.cards) == [True] * 7
+    # the first nine read as a queen, and a queen's index where no card lies
+    classes = corners.class_ids.copy()
+    first_nine = int(np.flatnonzero(classes == CLASS_ID["9"])[0])
+    classes[first_nine] = CLASS_ID["Q"]
+    stray = np.array([[3500.0, 500.0, 3530.0, 560.0]])
+    wrong = Corners(np.vstack([corners.boxes, stray]), np.append(classes, CLASS_ID["Q"]),
+                    np.append(corners.confidence, 0.9), np.append(corners.angle, 0.0))
+    reading = read_table(wrong, (4000, 3000))
+    truth = card_truth(scene, wrong, reading)
+    bad = {k for k, c in enumerate(reading.cards) if not truth[k]}
+    assert {reading.cards[k].rank for k in bad} == {"Q"} and len(bad) == 2
+    assert sum(truth) == len(reading.cards) - 2

@@ -14,7 +14,7 @@ from datasets.groundtruth import (
 )
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
-from scanner.reconstruct import MELD_CHECK, joker_letters, read_table
+from scanner.reconstruct import CARD_CHECK, MELD_CHECK, joker_letters, read_table
 
 W, H = 4000, 3000
 
@@ -231,9 +231,10 @@ def test_upright_discard_pile_in_the_middle_is_left_out():
 
 def test_low_confidence_corner_goes_to_review():
     corners, _ = read(column(["KH", "KS", "KD", "KC"], 1000, 1900))
-    reading = read_table(_with_confidence(corners, 1, 0.3), (W, H))
+    reading = read_table(_with_confidence(corners, 1, 0.1), (W, H))
     low = [r for r in reading.review if r["kind"] == "low_confidence_card"]
     assert low and low[0]["cards"] == [1]
+    assert reading.cards[1].confidence < min(c.confidence for c in reading.cards if c != reading.cards[1])
     assert reading.melds[0].confidence < 0.9
 
 
@@ -295,7 +296,7 @@ def test_card_hidden_in_a_column_gap_is_inferred_and_flagged():
     reading = read_table(corners_from_scene(scene), (W, H))
     assert team_melds(reading, 0)[0] == ["K"] * 5
     hidden = [c for c in reading.cards if not c.corner_ids]
-    assert len(hidden) == 1 and hidden[0].confidence < 0.5
+    assert len(hidden) == 1 and hidden[0].confidence < CARD_CHECK
     assert any("hidden card" in r["message"] for r in reading.review)
 
 
