@@ -10,8 +10,9 @@ of naturals and of wilds) or wrong. Reported:
 - the review list: of the wrong melds, the share the layout sends to review
   (`meld_check`, or a rule problem), and of the right ones the share sent needlessly;
 - silent deals: scenes whose deal score is wrong (squared canastas counted by the player)
-  while no meld of theirs is sent to review, nor any card in a meld under the service's
-  `LOW_CONFIDENCE`: what a player would trust and should not.
+  while no meld of theirs is sent to review (a squared-up canasta always is: the player
+  counts it), nor any card in a meld under the service's `LOW_CONFIDENCE`: what a player
+  would trust and should not.
 
 Cards likewise: a card read from corners is right when the true card under most of its
 corners has its rank and no surer card claimed that true card first (a card counted
@@ -121,7 +122,8 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         flagged_any = False
         for team in (0, 1):
             for mi, m in enumerate(reading.team_melds(team)):
-                if m.squared:
+                if m.squared:  # handed to the player to count
+                    flagged_any = True
                     continue
                 t = truth.get((m.team, m.rank))
                 right = (t is not None and not t["squared"] and t["naturals"] == m.naturals
