@@ -3,7 +3,9 @@
 `draw_overlay` outlines each meld in its team's colour (team 0 blue, team 1 orange), boxes
 each detected corner, and labels each card with its rank at its visible index; cards
 left out of the layout (piles, strays) are grey, cards not in a meld carry a "?", and
-low-confidence cards get a red label so the eye goes there first. It takes a
+low-confidence cards (under `CARD_CHECK`) get a red label and melds the scanner may have
+miscounted (under `MELD_CHECK`) a red line inside their outline, so the eye goes there
+first. It takes a
 `ScanResult` or the contract's scan JSON (with the optional card outlines), so the
 service can draw a stored scan. Used by `canasta-scan scan --overlay` and the service.
 """
@@ -14,6 +16,8 @@ from typing import Any
 
 import cv2
 import numpy as np
+
+from scanner.reconstruct import CARD_CHECK, MELD_CHECK
 
 TEAM_COLOURS = {0: (30, 144, 255), 1: (255, 140, 0), None: (160, 160, 160)}
 LOW_CONFIDENCE = (220, 20, 60)
@@ -58,6 +62,11 @@ def draw_overlay(rgb: np.ndarray, scan_result: Any) -> np.ndarray:
     for k, card in enumerate(cards):
         if card.get("team") is not None and card.get("meld") is not None:
             groups.setdefault((card["team"], card["meld"]), []).append(k)
+    # the melds to count: plain melds under MELD_CHECK, by their cards
+    to_count = [set(m.get("cards") or []) for m in data.get("melds") or []
+                if not m.get("squared") and m.get("confidence") is not None
+                and m["confidence"] < MELD_CHECK]
+    count_hulls: list[np.ndarray] = []  # drawn last, over the cards' own lines
     for (team, _meld), members in groups.items():
         pts = [outlines[k] for k in members if outlines[k] is not None]
         pts += [_box_points(boxes[i]) * scale for k in members for i in cards[k]["corners"]
@@ -67,6 +76,8 @@ def draw_overlay(rgb: np.ndarray, scan_result: Any) -> np.ndarray:
         hull = cv2.convexHull(np.concatenate(pts).astype(np.float32)).astype(np.int32)
         cv2.polylines(image, [hull], True, TEAM_COLOURS.get(team, TEAM_COLOURS[None]),
                       thick * 3, cv2.LINE_AA)
+        if set(members) in to_count:
+            count_hulls.append(hull)
 
     for k, card in enumerate(cards):
         colour = TEAM_COLOURS.get(card.get("team"), TEAM_COLOURS[None])
@@ -88,10 +99,13 @@ def draw_overlay(rgb: np.ndarray, scan_result: Any) -> np.ndarray:
         (tw, th), base = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, font_scale, thick)
         y_text = max(th + 2, y1 - 3)
         confidence = card.get("confidence")
-        background = LOW_CONFIDENCE if confidence is not None and confidence < 0.6 else colour
+        background = (LOW_CONFIDENCE if confidence is not None and confidence < CARD_CHECK
+                      else colour)
         cv2.rectangle(image, (x1, y_text - th - 2), (x1 + tw + 2, y_text + base), background, -1)
         cv2.putText(image, label, (x1 + 1, y_text), cv2.FONT_HERSHEY_SIMPLEX, font_scale,
                     LABEL_TEXT, thick, cv2.LINE_AA)
+    if count_hulls:
+        cv2.polylines(image, count_hulls, True, LOW_CONFIDENCE, thick * 2, cv2.LINE_AA)
     return image
 
 

@@ -213,3 +213,16 @@ def test_scan_reads_a_squared_canasta_top_card_colour_from_the_photo(ink, natura
     result = scan_photo(rgb, detector=GroundTruthDetector(scene))
     melds = result.to_json()["layout"]["teams"][0]["melds"]
     assert {"rank": "Q", "naturals": naturals, "wilds": wilds} in melds
+
+
+def test_overlay_marks_a_meld_the_scanner_may_have_miscounted():
+    rgb = np.zeros((H, W, 3), np.uint8)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
+    stored = json.loads(json.dumps(result.to_json()))
+    red = lambda img: (img[..., 0] > 200) & (img[..., 1] < 60) & (img[..., 2] < 90)  # noqa: E731
+    assert not red(draw_overlay(rgb, stored)).any()  # every meld read surely
+    kings = next(m for m in stored["melds"] if m["rank"] == "K")
+    kings["confidence"] = 0.5
+    marked = red(draw_overlay(rgb, stored))
+    assert marked[H // 2:].sum() > 100  # the kings, near the camera, outlined in red
+    assert not marked[: H // 2].any()  # the eights across are not
