@@ -20,6 +20,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from api.service import ServiceError
+from api.table import review_cards
 from scanner.imageio import ImageError, Photo, PhotoTooLarge, load_photo
 
 IMAGE_TYPES = frozenset({
@@ -136,22 +137,32 @@ def _jpeg(img: Image.Image, quality: int = 85) -> bytes:
 
 def annotated_jpeg(view_path: Path, image_size: tuple[int, int], table: dict[str, Any],
                    scan_seq: int) -> bytes:
-    """The view image with each card of this photo boxed and labelled as currently corrected."""
+    """The view image with each card of this photo boxed and labelled as currently corrected;
+    what the deal's review lists first is red: a low-confidence card's box and label, and a
+    box round each meld to count."""
     img = Image.open(view_path).convert("RGB")
     k = img.width / image_size[0]
     draw = ImageDraw.Draw(img)
     font = ImageFont.load_default(size=max(12, img.width // 80))
+    review = review_cards(table)
+    low_ids = {r["card_id"] for r in review if r["kind"] == "low_confidence"}
+    to_count = {r["meld"] for r in review if r["kind"] == "count_meld"}
     placed: list[tuple[dict[str, Any], tuple[int, int, int]]] = []
+    count_boxes = []
     for t, team in enumerate(table["teams"]):
         colour = TEAM_COLOURS[t % len(TEAM_COLOURS)]
         for meld in team["melds"]:
             placed += [(c, colour) for c in meld["cards"]]
+            boxes = [c["box"] for c in meld["cards"] if c["scan"] == scan_seq and c["box"]]
+            if meld["id"] in to_count and boxes:
+                count_boxes.append([min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                    max(b[2] for b in boxes), max(b[3] for b in boxes)])
         placed += [(c, colour) for c in team["red_threes"]]
     placed += [(c, UNPLACED_COLOUR) for c in table["unplaced"]]
     for card, colour in placed:
         if card["scan"] != scan_seq or not card["box"]:
             continue
-        low = card["confidence"] is not None and card["confidence"] < 0.6 and not card["corrected"]
+        low = card["id"] in low_ids
         x1, y1, x2, y2 = (v * k for v in card["box"])
         draw.rectangle((x1, y1, x2, y2), outline=LOW_COLOUR if low else colour, width=3)
         label = card["card"] + (" ?" if low else "")
@@ -159,4 +170,8 @@ def annotated_jpeg(view_path: Path, image_size: tuple[int, int], table: dict[str
         bbox = draw.textbbox((tx, ty), label, font=font)
         draw.rectangle(bbox, fill=LOW_COLOUR if low else colour)
         draw.text((tx, ty), label, fill=(255, 255, 255), font=font)
+    pad = font.size  # outside the cards' own boxes and labels
+    for x1, y1, x2, y2 in count_boxes:
+        draw.rectangle((x1 * k - pad, y1 * k - 2 * pad, x2 * k + pad, y2 * k + pad),
+                       outline=LOW_COLOUR, width=4)
     return _jpeg(img)

@@ -5,11 +5,13 @@ SQLite only: these check the HTTP edge, not the database.
 
 from __future__ import annotations
 
+import copy
 import io
 import struct
 
+import numpy as np
 import pytest
-from api_helpers import make_game, photo_bytes
+from api_helpers import READING, make_game, photo_bytes
 from PIL import Image
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -222,6 +224,27 @@ def test_view_and_annotated_photo(client) -> None:
     assert r_ > 180 and g_ < 100, (r_, g_, b_)
     assert game.get(f"/deals/{deal['id']}/photos/9").status_code == 404
     assert client.get(game.url(f"/deals/{deal['id']}/photos/1/annotated")).status_code == 401
+
+
+def test_annotated_photo_boxes_a_meld_to_count_in_red(client, scan_recorder) -> None:
+    reading = copy.deepcopy(READING)
+    reading["melds"] = [{"team": 0, "rank": "K", "naturals": 3, "wilds": [], "squared": False,
+                         "cards": [0, 1, 2], "confidence": 0.40, "problems": []}]
+    scan_recorder.reading = reading
+    game = make_game(client)
+    deal = game.new_deal(photo_bytes("JPEG", (640, 480)))
+    url = deal["photos"][0]["annotated_url"].removeprefix(game.url())
+    annotated = np.asarray(Image.open(io.BytesIO(game.get(url).content)).convert("RGB"))
+    red = (annotated[..., 0] > 180) & (annotated[..., 1] < 100) & (annotated[..., 2] < 100)
+    # a red frame round the kings (x 100..180, y 300..330), clear of their own boxes
+    assert red[330:350, 90:100].sum() > 20 and red[335:345, 100:180].sum() > 40
+    # once counted, the frame is gone (the unsure king's own box stays red)
+    kings = deal["table"]["teams"][0]["melds"][0]["id"]
+    assert game.correct(deal, op="check", meld=kings).status_code == 200
+    after = np.asarray(Image.open(io.BytesIO(game.get(url).content)).convert("RGB"))
+    red_after = (after[..., 0] > 180) & (after[..., 1] < 100) & (after[..., 2] < 100)
+    assert not red_after[330:350, 90:100].any()
+    assert red_after[300:330, 158:182].any()
 
 
 def test_healthz_follows_the_model(client, settings) -> None:
