@@ -584,6 +584,77 @@ def _build_cards(corners: Corners, angles: np.ndarray, card_h: np.ndarray, geo: 
     return cards
 
 
+# Two whole cards of one rank and direction whose centres lie closer than this (card
+# heights) are the two halves of one four-index card: a card in full view covers any card
+# it overlaps that much.
+FOUR_INDEX_HALVES = 0.6
+
+
+def _join_four_index_halves(cards: list[CardReading], corners: Corners, card_h: float,
+                            geo: CardGeometry) -> list[CardReading]:
+    """Join two whole cards that are one card read twice from its four indices.
+
+    On a deck that prints all four corners, the pairing can read a whole card's left
+    indices (top and bottom) as one card and its right ones as another: two cards in full
+    view a card width apart, of one rank and direction, each with a top and a bottom
+    index. Two cards in full view cannot lie that close, so they are one card, placed at
+    the middle of its four indices (a four-index card's centre).
+    """
+    if not any(c.fully_visible and len(c.corner_ids) == 2 for c in cards):
+        return cards
+    centres = corners.centers.astype(float)
+    out = list(cards)
+    while True:
+        whole = [k for k, c in enumerate(out) if c.fully_visible and len(c.corner_ids) == 2]
+        best = None
+        for a_pos, a in enumerate(whole):
+            for b in whole[a_pos + 1:]:
+                ca, cb = out[a], out[b]
+                if ca.rank != cb.rank or _angle_diff(ca.angle, cb.angle) > geo.angle_tolerance:
+                    continue
+                d = math.dist(ca.center, cb.center) / card_h
+                if d < FOUR_INDEX_HALVES and (best is None or d < best[0]) \
+                        and _four_corners(centres[ca.corner_ids + cb.corner_ids],
+                                          corners.angle[ca.corner_ids + cb.corner_ids],
+                                          ca.angle, card_h, geo):
+                    best = (d, a, b)
+        if best is None:
+            return out
+        _, a, b = best
+        ca, cb = out[a], out[b]
+        ids = sorted(ca.corner_ids + cb.corner_ids)
+        centre = centres[ids].mean(axis=0)
+        sx = math.cos(math.radians(ca.angle)) + math.cos(math.radians(cb.angle))
+        sy = math.sin(math.radians(ca.angle)) + math.sin(math.radians(cb.angle))
+        joined = CardReading(
+            rank=ca.rank, corner_ids=ids, center=(float(centre[0]), float(centre[1])),
+            angle=math.degrees(math.atan2(sy, sx)) % 360.0,
+            confidence=1.0 - (1.0 - ca.confidence) * (1.0 - cb.confidence),
+            fully_visible=True, notes=ca.notes + [n for n in cb.notes if n not in ca.notes],
+            corner_spots={**(ca.corner_spots or {}), **(cb.corner_spots or {})},
+            rank_confidence=max(ca.rank_confidence, cb.rank_confidence))
+        out = [c for k, c in enumerate(out) if k not in (a, b)] + [joined]
+
+
+def _four_corners(points: np.ndarray, angles: np.ndarray, card_angle: float, card_h: float,
+                  geo: CardGeometry) -> bool:
+    """Whether four indices sit at the four corners of one card turned to `card_angle`:
+    two pointing its way side by side at its top, two pointing back at its bottom, the
+    pairs a card width (less its margins) apart across and lined up with each other."""
+    up, right = _unit_vectors(np.array([card_angle]))
+    rel = points - points.mean(axis=0)
+    x, y = rel @ right[0], rel @ up[0]
+    top = _angle_diff(angles, card_angle) < 90
+    if top.sum() != 2:
+        return False
+    width = geo.aspect * (1 - 2 * geo.corner_x) * card_h
+    tol = 0.1 * card_h
+    xt, xb = np.sort(x[top]), np.sort(x[~top])
+    return bool(abs(np.ptp(y[top])) < tol and abs(np.ptp(y[~top])) < tol
+                and abs(np.diff(xt)[0] - width) < 2 * tol and abs(np.diff(xb)[0] - width) < 2 * tol
+                and np.abs(xt - xb).max() < tol and y[top].mean() > y[~top].mean())
+
+
 # a card whose centre lies within this of a parallel card's (across the line, card
 # heights) lies in a row with it
 ROW_LINE = 0.06
@@ -1572,6 +1643,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     for _ in range(2):
         groups, kind = _pair_corners(corners, angles, card_h, geo, alike)
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
+        cards = _join_four_index_halves(cards, corners, typical_h, geo)
         _choose_index_sides(cards, typical_h, print_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
         stacks = _red_threes_apart(cards, stacks)

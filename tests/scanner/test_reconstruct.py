@@ -14,7 +14,14 @@ from datasets.groundtruth import (
 )
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
-from scanner.reconstruct import CARD_CHECK, MELD_CHECK, joker_letters, read_table
+from scanner.reconstruct import (
+    CARD_CHECK,
+    MELD_CHECK,
+    CardGeometry,
+    _join_four_index_halves,
+    joker_letters,
+    read_table,
+)
 
 W, H = 4000, 3000
 
@@ -77,6 +84,38 @@ def test_four_index_cards_read_at_uneven_angles_count_once():
     reading = read_table(tilted, (W, H))
     assert len(reading.cards) == 4
     assert team_melds(reading, 0) == [["Q", "Q", "Q", "Q"]]
+
+
+def _halves(corners: Corners) -> list:
+    """A whole four-index card read as two whole cards: its left indices and its right ones."""
+    from scanner.reconstruct import CardReading
+
+    left = corners.centers[:, 0] < np.median(corners.centers[:, 0])
+    out = []
+    for side in (left, ~left):
+        ids = [int(i) for i in np.flatnonzero(side)]
+        x, y = corners.centers[ids].mean(axis=0)
+        out.append(CardReading(rank="10", corner_ids=ids, center=(float(x), float(y)), angle=0.0,
+                               confidence=0.7, fully_visible=True))
+    return out
+
+
+def test_a_four_index_card_read_as_two_halves_is_one_card():
+    corners, _ = read([{"card": "10D", "x": 1500, "y": 1500, "angle": 0}], four_indices=True)
+    assert len(corners) == 4
+    joined = _join_four_index_halves(_halves(corners), corners, CARD_H, CardGeometry())
+    assert len(joined) == 1 and sorted(joined[0].corner_ids) == [0, 1, 2, 3]
+    assert joined[0].fully_visible and abs(joined[0].center[0] - 1500) < 10
+    assert abs(joined[0].center[1] - 1500) < 10 and joined[0].confidence > 0.7
+
+
+def test_two_whole_cards_whose_indices_make_no_card_stay_two():
+    corners, _ = read([{"card": "10D", "x": 1500, "y": 1500, "angle": 0}], four_indices=True)
+    right = corners.centers[:, 0] > np.median(corners.centers[:, 0])
+    boxes = corners.boxes.copy()
+    boxes[right] += np.array([0.0, 0.3, 0.0, 0.3]) * CARD_H  # the right pair a third lower
+    shifted = Corners(boxes, corners.class_ids, corners.confidence, corners.angle)
+    assert len(_join_four_index_halves(_halves(shifted), shifted, CARD_H, CardGeometry())) == 2
 
 
 def test_wilds_belong_to_the_stack_they_sit_in():
