@@ -2607,8 +2607,9 @@ MELD_CALIBRATION: tuple[float, ...] | None = (
 # likely than this to lie there with its rank too (`CardGeometry.low_confidence`, the
 # service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 86.8% of the
 # wrong melds and 15.8% of the right ones reviewed (0.85: 84.2 / 9.4%, 0.95: 94.7 /
-# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 63.3% of
-# the wrong ones, 2.4% of the right (before, under 0.6: 67% / 11.6%, build/scenes-v52).
+# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 63% of
+# the wrong ones, 2.4% of the right (build/scenes-v52: 56% / 2.3%, before, under 0.6:
+# 67% / 11.6%).
 MELD_CHECK = 0.9
 CARD_CHECK = 0.9
 
@@ -2622,9 +2623,7 @@ def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: 
         m.evidence = meld_evidence(m, cards, loose, card_h)
         if MELD_CALIBRATION is None:
             continue
-        *w, b = MELD_CALIBRATION
-        z = b + float(np.dot(w, m.evidence))
-        m.confidence = 1.0 / (1.0 + math.exp(-z))
+        m.confidence = _probability(MELD_CALIBRATION, m.evidence)
         if m.confidence < MELD_CHECK:
             mi = [x for x in melds if x.team == m.team].index(m)
             review.append(_item("meld_check", m.confidence,
@@ -2666,10 +2665,14 @@ def _calibrate_cards(cards: list[CardReading], melds: list[MeldReading]) -> None
                 and card.meld < len(by_team.get(card.team, [])):
             meld = by_team[card.team][card.meld]
         card.evidence = card_evidence(card, meld)
-        if CARD_CALIBRATION is None:
-            continue
-        *w, b = CARD_CALIBRATION
-        card.confidence = 1.0 / (1.0 + math.exp(-(b + float(np.dot(w, card.evidence)))))
+        if CARD_CALIBRATION is not None:
+            card.confidence = _probability(CARD_CALIBRATION, card.evidence)
+
+
+def _probability(calibration: tuple[float, ...], evidence: tuple[float, ...]) -> float:
+    """The logistic model's chance: weights, then the bias last."""
+    *w, b = calibration
+    return 1.0 / (1.0 + math.exp(-(b + float(np.dot(w, evidence)))))
 
 
 def _pair_in_a_line(cards: list[CardReading], stacks: list[list[int]], pair: list[int]) -> bool:
