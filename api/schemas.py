@@ -219,7 +219,7 @@ class DealOut(BaseModel):
     layout: dict[str, Any] = Field(description="the contract layout sent to scoring")
     score: dict[str, Any] | None = Field(description="the score (a preview while a draft)")
     problem: dict[str, Any] | None = Field(description="why the layout does not score yet")
-    review: list[dict[str, Any]] = Field(description="cards to check first")
+    review: list[dict[str, Any]] = Field(description="what to check first: melds to count, low-confidence cards, cards in no meld")
     scans: list[dict[str, Any]] = Field(description="what the scanner read, per photo")
 
 
