@@ -138,7 +138,7 @@ def _scan(args: argparse.Namespace) -> int:
         melds = " ".join("[" + " ".join(_meld_tokens(m)) + "]" for m in team.get("melds", []))
         print(f"  team {i}: red threes {team.get('red_threes', 0)}; melds {melds or 'none'}")
     for item in data.get("review", []) or []:
-        print(f"  check: {item}")
+        print(f"  check: {item.get('message') or item.get('kind')}")
     return 0
 
 

@@ -1592,8 +1592,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     for idx, card in enumerate(cards):
         if card.confidence < geo.low_confidence and card.corner_ids:
             review.append(_item("low_confidence_card", card.confidence,
-                                f"card {idx} ({card.rank}) read with confidence "
-                                f"{card.confidence:.2f}", cards=[idx], team=card.team))
+                                f"card {idx} ({card.rank}): check it ({_percent(card.confidence)} "
+                                "sure)", cards=[idx], team=card.team))
         for note in card.notes:
             review.append(_item("card_note", card.confidence, f"card {idx}: {note}",
                                 cards=[idx], team=card.team))
@@ -2628,8 +2628,13 @@ def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: 
             mi = [x for x in melds if x.team == m.team].index(m)
             review.append(_item("meld_check", m.confidence,
                                 f"team {m.team} meld {mi} ({m.rank}): count its cards "
-                                f"(read {m.size} with {m.confidence:.0%} confidence)",
+                                f"(read {m.size}, {_percent(m.confidence)} sure)",
                                 cards=m.card_ids, team=m.team, meld=mi))
+
+
+def _percent(p: float) -> str:
+    """A chance for a person: 37%, or "under 1%"."""
+    return "under 1%" if p < 0.005 else f"{p:.0%}"
 
 
 def card_evidence(card: CardReading, meld: MeldReading | None) -> tuple[float, ...]:

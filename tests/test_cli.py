@@ -123,3 +123,21 @@ def test_a_missing_part_exits_2_with_a_clear_message(monkeypatch, capsys, argv, 
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "not available" in err and module in err
+
+
+def test_scan_prints_what_to_check_as_sentences(monkeypatch, capsys):
+    class Result:
+        def to_json(self):
+            return {"image": {"width": 8, "height": 6}, "corners": [], "cards": [],
+                    "layout": {"teams": [{"melds": [["K", "K", "K"]], "red_threes": 1},
+                                         {"melds": [], "red_threes": 0}]},
+                    "review": [{"kind": "meld_check", "priority": 0.4, "team": 0, "meld": 0,
+                                "message": "team 0 meld 0 (K): count its cards (read 3, 40% sure)"}]}
+
+    scan_module = cli.importlib.import_module("scanner.scan")
+    monkeypatch.setattr(scan_module, "scan_photo", lambda photo: Result())
+    assert cli.main(["scan", "table.jpg"]) == 0
+    out = capsys.readouterr().out
+    assert "team 0: red threes 1; melds [K K K]" in out
+    assert "  check: team 0 meld 0 (K): count its cards (read 3, 40% sure)" in out
+    assert "{" not in out  # sentences, not raw dicts
