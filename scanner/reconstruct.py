@@ -1100,10 +1100,14 @@ def _calibrate(corners: Corners, angles: np.ndarray, index_h: np.ndarray,
             aspects = across[mutual] / (1 - 2 * geo.corner_x) / heights
             typical = np.median(heights)
             good = np.abs(heights / typical - 1) < 0.25
-            heights, aspects = heights[good], aspects[good]
-            where = (anchors[ii[mutual][good]] + anchors[jj[mutual][good]]) / 2
-            aspect = float(np.median(aspects)) if len(aspects) >= 3 else geo.aspect
-            return _size_field(centres, where, heights), replace(geo, aspect=aspect), "whole cards"
+            # (two whole cards of sizes a third apart leave none near their median: the
+            # column step or the prior decides, not an empty measurement)
+            if good.any():
+                heights, aspects = heights[good], aspects[good]
+                where = (anchors[ii[mutual][good]] + anchors[jj[mutual][good]]) / 2
+                aspect = float(np.median(aspects)) if len(aspects) >= 3 else geo.aspect
+                return (_size_field(centres, where, heights), replace(geo, aspect=aspect),
+                        "whole cards")
     step = _column_step(centres, angles, index_h)
     if step is not None:
         return np.full(n, step / 0.28), geo, "column step"

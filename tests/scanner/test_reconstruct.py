@@ -1546,3 +1546,21 @@ def test_a_corner_left_unused_on_a_meld_lowers_its_confidence():
     assert meld.size == clean.size == 4
     assert meld.evidence[6] == 1 and clean.evidence[6] == 0
     assert meld.confidence < clean.confidence
+
+
+def test_two_whole_cards_of_very_different_sizes_still_give_a_card_size():
+    """Two lone whole cards, one 1.8 times the other (two decks, or a card near the camera):
+    neither lies near their median size; the reading falls back on another measure instead
+    of an empty one (it used to give cards of no size)."""
+    big = corners_from_scene(scene_from_placements(
+        [{"card": "KH", "x": 1000, "y": 1500, "angle": 0}], W, H, card_h=300))
+    small = corners_from_scene(scene_from_placements(
+        [{"card": "9S", "x": 3000, "y": 1500, "angle": 0}], W, H, card_h=165))
+    both = Corners(np.vstack([big.boxes, small.boxes]),
+                   np.concatenate([big.class_ids, small.class_ids]),
+                   np.concatenate([big.confidence, small.confidence]),
+                   np.concatenate([big.angle, small.angle]))
+    reading = read_table(both, (W, H))
+    assert np.isfinite(reading.card_size).all() and min(reading.card_size) > 0
+    assert sorted(c.rank for c in reading.cards) == ["9", "K"]
+    assert all(np.isfinite(c.center).all() for c in reading.cards)
