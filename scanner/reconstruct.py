@@ -2609,9 +2609,9 @@ MELD_CALIBRATION: tuple[float, ...] | None = (
     0.5746, 0.8622, -2.1747, -1.1861, -6.0848, -1.4024, -1.2127, 0.1552, 1.2108)
 # A plain meld less likely than this to be exact goes to the review list; a card less
 # likely than this to lie there with its rank too (`CardGeometry.low_confidence`, the
-# service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 86.8% of the
+# service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 89.2% of the
 # wrong melds and 15.8% of the right ones reviewed (0.85: 84.2 / 9.4%, 0.95: 94.7 /
-# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 63% of
+# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 66% of
 # the wrong ones, 2.4% of the right (build/scenes-v52: 56% / 2.3%, before, under 0.6:
 # 67% / 11.6%).
 MELD_CHECK = 0.9
@@ -2662,7 +2662,7 @@ def card_evidence(card: CardReading, meld: MeldReading | None) -> tuple[float, .
 # this rank", fitted like `MELD_CALIBRATION` (`python -m bench.meld_confidence --fit`); None
 # keeps the corners' combined confidence.
 CARD_CALIBRATION: tuple[float, ...] | None = (
-    0.9858, 0.015, -1.3351, 0.6569, -1.9193, 1.8616, 2.1905, -1.3148, 0.0628, 1.5439)
+    1.0025, 0.0097, -1.3662, 0.662, -1.9027, 1.8824, 2.4264, -1.2981, 0.0619, 1.5368)
 
 
 def _calibrate_cards(cards: list[CardReading], melds: list[MeldReading]) -> None:
