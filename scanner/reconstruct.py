@@ -2502,9 +2502,7 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                                 team=team))
             continue
         else:
-            meld.confidence = float(np.prod([cards[i].confidence for i in member_ids]) ** (
-                1.0 / max(len(member_ids), 1)) * min(cards[i].confidence for i in member_ids)
-                ) ** 0.5
+            meld.confidence = _combined([cards[i].confidence for i in member_ids])
             if len(meld_stacks) > 1:
                 meld.problems.append(f"cards of {rank} in {len(meld_stacks)} separate stacks "
                                      "joined (one meld per rank)")
@@ -2582,7 +2580,7 @@ def meld_evidence(meld: MeldReading, cards: list[CardReading], loose: np.ndarray
     ids = meld.card_ids
     seen = [i for i in ids if cards[i].corner_ids]
     conf = [cards[i].confidence for i in seen] or [0.5]
-    combined = float(np.prod(conf) ** (1.0 / len(conf)) * min(conf)) ** 0.5
+    combined = _combined(conf)
     unseen = len(ids) - len(seen)
     rules = sum(not p.startswith("cards of") for p in meld.problems)
     joined = float(any(p.startswith("cards of") for p in meld.problems))
@@ -2594,6 +2592,12 @@ def meld_evidence(meld: MeldReading, cards: list[CardReading], loose: np.ndarray
         near = int((d < 0.6 * card_h).sum())
     return (_logit(combined), _logit(min(conf)), float(unseen), float(rules), joined,
             float(noted), float(near), float(len(ids)))
+
+
+def _combined(confidences: list[float]) -> float:
+    """Cards' confidences as one: the geometric mean of their mean and the least sure."""
+    mean = float(np.prod(confidences)) ** (1.0 / max(len(confidences), 1))
+    return (mean * min(confidences)) ** 0.5
 
 
 def _logit(p: float) -> float:

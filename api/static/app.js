@@ -5,7 +5,7 @@
 
 const RANKS = ["A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "2", "JK", "3R", "3B"];
 const $ = (sel) => document.querySelector(sel);
-const state = { game: null, token: null, deal: null, editor: null, seq: 1 };
+const state = { game: null, token: null, deal: null, editor: null, seq: 1, lowIds: new Set() };
 
 // ---- storage and API -------------------------------------------------------------
 
@@ -172,11 +172,12 @@ function allCards(table) {
   return out;
 }
 // cards the server lists as read with low confidence (its threshold, one place)
-const isLow = (c) => !!state.deal && state.deal.review.some((r) => r.kind === "low_confidence" && r.card_id === c.id);
+const isLow = (c) => state.lowIds.has(c.id);
 
 async function renderDeal(deal) {
   show("deal");
   state.deal = deal;
+  state.lowIds = new Set(deal.review.filter((r) => r.kind === "low_confidence").map((r) => r.card_id));
   const confirmed = deal.status === "confirmed";
   $("#deal-title").textContent = `Deal ${deal.number}`;
   $("#deal-status").textContent = deal.status;
