@@ -55,9 +55,8 @@ from scanner import reconstruct
 from scanner.detector import box_iou
 from scanner.reconstruct import TableReading, read_table
 
-# the service's threshold for showing a card first (api.table.LOW_CONFIDENCE; the bench
-# does not import the service)
-CARD_LOW = 0.9
+# the service's threshold for showing a card first (api.table.LOW_CONFIDENCE is this)
+CARD_LOW = reconstruct.CARD_CHECK
 REVIEWED = ("meld_check", "meld_rule")
 
 
