@@ -3,11 +3,10 @@
 `draw_overlay` outlines each meld in its team's colour (team 0 blue, team 1 orange), boxes
 each detected corner, and labels each card with its rank at its visible index; cards
 left out of the layout (piles, strays) are grey, cards not in a meld carry a "?", and
-low-confidence cards (under `CARD_CHECK`) get a red label and melds the scanner may have
-miscounted (under `MELD_CHECK`) a red line inside their outline, so the eye goes there
-first. It takes a
-`ScanResult` or the contract's scan JSON (with the optional card outlines), so the
-service can draw a stored scan. Used by `canasta-scan scan --overlay` and the service.
+low-confidence cards (under `CARD_CHECK`) get a red label and the melds the scan's review
+sends to be counted (`meld_check`) a red line over their outline, so the eye goes there
+first. It takes a `ScanResult` or the contract's scan JSON (with the optional card
+outlines and review), so the service can draw a stored scan. Used by `canasta-scan scan --overlay` and the service.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from scanner.reconstruct import CARD_CHECK, MELD_CHECK
+from scanner.reconstruct import CARD_CHECK
 
 TEAM_COLOURS = {0: (30, 144, 255), 1: (255, 140, 0), None: (160, 160, 160)}
 LOW_CONFIDENCE = (220, 20, 60)
@@ -62,12 +61,11 @@ def draw_overlay(rgb: np.ndarray, scan_result: Any) -> np.ndarray:
     for k, card in enumerate(cards):
         if card.get("team") is not None and card.get("meld") is not None:
             groups.setdefault((card["team"], card["meld"]), []).append(k)
-    # the melds to count: plain melds under MELD_CHECK, by their cards
-    to_count = [set(m.get("cards") or []) for m in data.get("melds") or []
-                if not m.get("squared") and m.get("confidence") is not None
-                and m["confidence"] < MELD_CHECK]
+    # the melds the review sends to be counted, by (team, meld) as their cards name them
+    to_count = {(r.get("team"), r.get("meld")) for r in data.get("review") or []
+                if r.get("kind") == "meld_check"}
     count_hulls: list[np.ndarray] = []  # drawn last, over the cards' own lines
-    for (team, _meld), members in groups.items():
+    for (team, meld), members in groups.items():
         pts = [outlines[k] for k in members if outlines[k] is not None]
         pts += [_box_points(boxes[i]) * scale for k in members for i in cards[k]["corners"]
                 if 0 <= i < len(boxes)]
@@ -76,7 +74,7 @@ def draw_overlay(rgb: np.ndarray, scan_result: Any) -> np.ndarray:
         hull = cv2.convexHull(np.concatenate(pts).astype(np.float32)).astype(np.int32)
         cv2.polylines(image, [hull], True, TEAM_COLOURS.get(team, TEAM_COLOURS[None]),
                       thick * 3, cv2.LINE_AA)
-        if set(members) in to_count:
+        if (team, meld) in to_count:
             count_hulls.append(hull)
 
     for k, card in enumerate(cards):

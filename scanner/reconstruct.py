@@ -45,6 +45,17 @@ ROLE_UNMELDED = "unmelded"   # on a team's side but not part of a legal meld (lo
 ROLE_LEFT_OUT = "left_out"   # neither team's: discard pile, stray card
 
 
+# A plain meld less likely than this to be exact goes to the review list; a card less
+# likely than this to lie there with its rank too (`CardGeometry.low_confidence`, the
+# service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 89.2% of the
+# wrong melds and 15.8% of the right ones reviewed (0.85: 84.2 / 9.4%, 0.95: 94.7 /
+# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 66% of
+# the wrong ones, 2.4% of the right (build/scenes-v52: 56% / 2.3%, before, under 0.6:
+# 67% / 11.6%).
+MELD_CHECK = 0.9
+CARD_CHECK = 0.9
+
+
 @dataclass(frozen=True)
 class CardGeometry:
     """Printed card proportions that turn one index into a card; refined per photo.
@@ -64,7 +75,7 @@ class CardGeometry:
     pair_tolerance: float = 0.2       # centre disagreement allowed, in card heights
     angle_tolerance: float = 15.0     # degrees between the two indices of one card
     side_tolerance: float = 0.08      # stricter centre match for side-by-side (4-index) pairs
-    low_confidence: float = 0.9       # cards below this go to the review list (`CARD_CHECK`)
+    low_confidence: float = CARD_CHECK  # cards below this go to the review list
 
 
 @dataclass
@@ -600,8 +611,6 @@ def _join_four_index_halves(cards: list[CardReading], corners: Corners, card_h: 
     index. Two cards in full view cannot lie that close, so they are one card, placed at
     the middle of its four indices (a four-index card's centre).
     """
-    if not any(c.fully_visible and len(c.corner_ids) == 2 for c in cards):
-        return cards
     centres = corners.centers.astype(float)
     out = list(cards)
     while True:
@@ -2553,7 +2562,7 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                                 "group of 3-4: not a meld", cards=sorted(ids), team=team))
     # Rule problems and squared canastas go to the review list.
     for m in melds:
-        mi = [x for x in melds if x.team == m.team].index(m)
+        mi = _team_number(melds, m)
         for p in m.problems:
             review.append(_item("squared_canasta" if m.squared else "meld_rule",
                                 m.confidence, f"team {m.team} meld {mi} ({m.rank}): {p}",
@@ -2611,15 +2620,6 @@ def _logit(p: float) -> float:
 # confidence. A squared-up canasta keeps its own (its count is a guess).
 MELD_CALIBRATION: tuple[float, ...] | None = (
     0.5746, 0.8622, -2.1747, -1.1861, -6.0848, -1.4024, -1.2127, 0.1552, 1.2108)
-# A plain meld less likely than this to be exact goes to the review list; a card less
-# likely than this to lie there with its rank too (`CardGeometry.low_confidence`, the
-# service's). Val (89 scenes, detector corners, `bench.meld_confidence`): 89.2% of the
-# wrong melds and 15.8% of the right ones reviewed (0.85: 84.2 / 9.4%, 0.95: 94.7 /
-# 38.2%; before calibration, a card under 0.6 in the meld: 92.1 / 29.6%); cards: 66% of
-# the wrong ones, 2.4% of the right (build/scenes-v52: 56% / 2.3%, before, under 0.6:
-# 67% / 11.6%).
-MELD_CHECK = 0.9
-CARD_CHECK = 0.9
 
 
 def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: np.ndarray,
@@ -2633,11 +2633,16 @@ def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: 
             continue
         m.confidence = _probability(MELD_CALIBRATION, m.evidence)
         if m.confidence < MELD_CHECK:
-            mi = [x for x in melds if x.team == m.team].index(m)
+            mi = _team_number(melds, m)
             review.append(_item("meld_check", m.confidence,
                                 f"team {m.team} meld {mi} ({m.rank}): count its cards "
                                 f"(read {m.size}, {_percent(m.confidence)} sure)",
                                 cards=m.card_ids, team=m.team, meld=mi))
+
+
+def _team_number(melds: list[MeldReading], meld: MeldReading) -> int:
+    """A meld's number among its team's (the `meld` of its cards and of review items)."""
+    return [x for x in melds if x.team == meld.team].index(meld)
 
 
 def _percent(p: float) -> str:

@@ -222,7 +222,8 @@ def test_overlay_marks_a_meld_the_scanner_may_have_miscounted():
     red = lambda img: (img[..., 0] > 200) & (img[..., 1] < 60) & (img[..., 2] < 90)  # noqa: E731
     assert not red(draw_overlay(rgb, stored)).any()  # every meld read surely
     kings = next(m for m in stored["melds"] if m["rank"] == "K")
-    kings["confidence"] = 0.5
+    stored["review"].append({"kind": "meld_check", "priority": 0.5, "team": kings["team"],
+                             "meld": 0, "message": "count it", "cards": kings["cards"]})
     marked = red(draw_overlay(rgb, stored))
     assert marked[H // 2:].sum() > 100  # the kings, near the camera, outlined in red
     assert not marked[: H // 2].any()  # the eights across are not
