@@ -43,6 +43,18 @@ READING: dict[str, Any] = {
 }
 
 
+def reading_with_unsure_kings() -> dict[str, Any]:
+    """READING with its meld details: the kings 0.40 likely read exactly, the nines 0.97."""
+    reading = copy.deepcopy(READING)
+    reading["melds"] = [
+        {"team": 0, "rank": "K", "naturals": 3, "wilds": [], "squared": False,
+         "cards": [0, 1, 2], "confidence": 0.40, "problems": []},
+        {"team": 1, "rank": "9", "naturals": 2, "wilds": ["JK"], "squared": False,
+         "cards": [4, 5, 6], "confidence": 0.97, "problems": []},
+    ]
+    return reading
+
+
 class FakeDetector:
     """Stands in for the ONNX model; the fixed scan below never calls it."""
 

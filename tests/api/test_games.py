@@ -5,11 +5,10 @@ Every test runs on SQLite and (marked `postgres`) on the PostgreSQL of DATABASE_
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
-from api_helpers import READING, GameClient, make_game, photo_bytes
+from api_helpers import GameClient, make_game, photo_bytes, reading_with_unsure_kings
 from sqlalchemy import select
 
 from api.models import Deal, Game
@@ -424,21 +423,9 @@ def test_six_players_in_three_partnerships(client) -> None:
         t["total_after"] for t in expected["teams"]]
 
 
-def _unsure_kings_reading(scan_recorder) -> None:
-    """The fixed reading, with meld details: the kings meld 0.40 likely exact, the nines 0.97."""
-    reading = copy.deepcopy(READING)
-    reading["melds"] = [
-        {"team": 0, "rank": "K", "naturals": 3, "wilds": [], "squared": False,
-         "cards": [0, 1, 2], "confidence": 0.40, "problems": []},
-        {"team": 1, "rank": "9", "naturals": 2, "wilds": ["JK"], "squared": False,
-         "cards": [4, 5, 6], "confidence": 0.97, "problems": []},
-    ]
-    scan_recorder.reading = reading
-
-
 def test_a_meld_the_scanner_may_have_miscounted_is_shown_first_until_counted(
         game, scan_recorder) -> None:
-    _unsure_kings_reading(scan_recorder)
+    scan_recorder.reading = reading_with_unsure_kings()
     deal = game.new_deal(photo_bytes())
     kings, nines = deal["table"]["teams"][0]["melds"][0], deal["table"]["teams"][1]["melds"][0]
     assert kings["confidence"] == 0.40 and nines["confidence"] == 0.97
@@ -457,7 +444,7 @@ def test_a_meld_the_scanner_may_have_miscounted_is_shown_first_until_counted(
 
 @pytest.mark.parametrize("op", ["add", "delete", "move_out"])
 def test_a_correction_to_an_unsure_meld_counts_as_counting_it(game, scan_recorder, op) -> None:
-    _unsure_kings_reading(scan_recorder)
+    scan_recorder.reading = reading_with_unsure_kings()
     deal = game.new_deal(photo_bytes())
     kings = deal["table"]["teams"][0]["melds"][0]
     first = kings["cards"][0]["id"]
@@ -470,7 +457,7 @@ def test_a_correction_to_an_unsure_meld_counts_as_counting_it(game, scan_recorde
 
 
 def test_checking_a_meld_that_is_not_there_changes_nothing(game, scan_recorder) -> None:
-    _unsure_kings_reading(scan_recorder)
+    scan_recorder.reading = reading_with_unsure_kings()
     deal = game.new_deal(photo_bytes())
     r = game.correct(deal, op="check", meld="m999")
     assert r.status_code == 422 and "m999" in r.json()["detail"]

@@ -5,13 +5,12 @@ SQLite only: these check the HTTP edge, not the database.
 
 from __future__ import annotations
 
-import copy
 import io
 import struct
 
 import numpy as np
 import pytest
-from api_helpers import READING, make_game, photo_bytes
+from api_helpers import make_game, photo_bytes, reading_with_unsure_kings
 from PIL import Image
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -227,10 +226,7 @@ def test_view_and_annotated_photo(client) -> None:
 
 
 def test_annotated_photo_boxes_a_meld_to_count_in_red(client, scan_recorder) -> None:
-    reading = copy.deepcopy(READING)
-    reading["melds"] = [{"team": 0, "rank": "K", "naturals": 3, "wilds": [], "squared": False,
-                         "cards": [0, 1, 2], "confidence": 0.40, "problems": []}]
-    scan_recorder.reading = reading
+    scan_recorder.reading = reading_with_unsure_kings()
     game = make_game(client)
     deal = game.new_deal(photo_bytes("JPEG", (640, 480)))
     url = deal["photos"][0]["annotated_url"].removeprefix(game.url())
