@@ -368,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-train", type=Path, nargs="*", default=[],
                     help="more folders of train images with YOLO labels beside them "
                          "(e.g. build/real-tiles/train/images from datasets.real_tiles)")
+    ap.add_argument("--freeze", type=int, default=0, metavar="N",
+                    help="keep the first N layers as they are (11 = yolo26n's backbone): a "
+                         "continuation that trains only the neck and head")
     ap.add_argument("--lr", type=float, default=0.0,
                     help="initial learning rate (0 = ultralytics' optimizer=auto choice)")
     ap.add_argument("--focus-ranks", nargs="*", default=[], metavar="RANK",
@@ -444,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         extra = {"time": args.hours} if args.hours else {}
         if args.lr:
             extra.update(optimizer="AdamW", lr0=args.lr)
+        if args.freeze:
+            extra["freeze"] = args.freeze
         model.train(data=str(yaml), epochs=args.epochs, imgsz=args.tile, batch=args.batch,
                     workers=0, device="cpu", project=str(RUNS), name=args.name, exist_ok=True,
                     seed=args.seed, single_cls=True, degrees=args.degrees, close_mosaic=1, patience=100,
