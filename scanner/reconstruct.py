@@ -378,6 +378,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             if ti != tj and same_dir[i, j] and _index_between(int(i), int(j), centres, angles,
                                                               card_h, geo):
                 continue  # a row of cards, not the two top indices of one card
+            if four_index and ti == tj and (
+                    _edge_crossed(int(i), int(j), centres, angles, card_h[i], geo)
+                    or _edge_crossed(int(j), int(i), centres, angles, card_h[j], geo)):
+                continue  # another card's index on this card's edge: a row of cards
             # a top-left + bottom-right pair first: a side pair alone can be read two ways
             # (TR+BR of one card or TL+BL of the next), the whole card settles which
             penalty = 0.0 if ti == tj == 0 else (0.03 if ti == tj else 0.06)
@@ -526,6 +530,105 @@ def _index_between(i: int, j: int, centres: np.ndarray, angles: np.ndarray, card
     return bool(inside.any())
 
 
+def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles: np.ndarray,
+                             card_h: np.ndarray, geo: CardGeometry, kind: np.ndarray) -> None:
+    """Place a card seen by a top and a bottom index of one side toward its row's whole card.
+
+    On a four-index deck a row's covered cards each show the indices of one side, one
+    above the other: the card lies to their right (its left side in view) or to their left.
+    The cards over it lie the way it does, up to the row's card in full view, so the card
+    lies toward a whole card of its direction on its row's line."""
+    whole = [c for c in cards if len(c.corner_ids) >= 3]
+    if not whole:
+        return
+    left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)
+    for card in cards:
+        ids = card.corner_ids
+        if len(ids) != 2 or kind[ids[0]] == kind[ids[1]] \
+                or _angle_diff(angles[ids[0]], angles[ids[1]]) < 90:
+            continue
+        top = ids[0] if _angle_diff(angles[ids[0]], card.angle) < 90 else ids[1]
+        up, right = _unit_vectors(np.array([card.angle]))
+        h = float(card_h[top])
+        here = np.asarray(card.center)
+        there = np.mean([(left_c if kind[m] else right_c)[m] for m in ids], axis=0)
+        best = None
+        for w in whole:
+            if w is card or _axis_diff(w.angle, card.angle) > geo.angle_tolerance:
+                continue
+            rel = np.asarray(w.center) - here
+            if abs(float(rel @ up[0])) > 0.15 * h or abs(float(rel @ right[0])) > 3 * h:
+                continue
+            d_here = float(np.linalg.norm(np.asarray(w.center) - here))
+            d_there = float(np.linalg.norm(np.asarray(w.center) - there))
+            if best is None or min(d_here, d_there) < best[0]:
+                best = (min(d_here, d_there), d_there < d_here)
+        if best is not None and best[1]:
+            # the other side: the index that was the card's top-left is now its bottom-left
+            card.center = (float(there[0]), float(there[1]))
+            card.angle = (card.angle + 180.0) % 360.0
+            for m in ids:
+                kind[m] = 1 - kind[m]
+
+
+def _axis_diff(a: float, b: float) -> float:
+    """How far apart two directions' lines are, degrees (0-90): a card and itself upside down
+    lie on one line."""
+    d = float(_angle_diff(a, b))
+    return min(d, 180.0 - d)
+
+
+def _placements(card: CardReading, corners: Corners, centres: np.ndarray) -> list:
+    """A card's centre as placed and, when one side's top and bottom index show it, the
+    centre mirrored to that side's other side."""
+    out = [card.center]
+    ids = card.corner_ids
+    if len(ids) == 2 and _angle_diff(corners.angle[ids[0]], corners.angle[ids[1]]) > 90:
+        _, right = _unit_vectors(np.array([card.angle]))
+        r = right[0]
+        m = centres[ids].mean(axis=0)
+        if abs(float((centres[ids[1]] - centres[ids[0]]) @ r)) < 0.1 * math.dist(*centres[ids]):
+            c = np.asarray(card.center, float)
+            out.append(tuple(c + 2 * float((m - c) @ r) * r))
+    return out
+
+
+def _halves_apart(ca: CardReading, cb: CardReading, centres: np.ndarray, angles: np.ndarray,
+                  card_h: float, geo: CardGeometry) -> bool:
+    """Whether another index lies on the edge between two halves' indices (a row)."""
+    return any(_edge_crossed(i, j, centres, angles, card_h, geo)
+               for i in ca.corner_ids for j in cb.corner_ids
+               if _angle_diff(angles[i], angles[j]) < geo.angle_tolerance)
+
+
+def _edge_crossed(i: int, j: int, centres: np.ndarray, angles: np.ndarray, h: float,
+                  geo: CardGeometry) -> bool:
+    """Whether an index pointing corner i's way lies on i's card edge, between i and the
+    edge's other index slot, on the side of corner j (another index of the card read).
+
+    On a four-index deck a row of cards shows each covered card's left (or right) top and
+    bottom indices, one above the other. A card read across them (a top index with a
+    bottom index some cards on, or two such sides as one card) has the row's other top
+    indices on its own top edge: the cards they belong to, over it, would cover one of
+    the indices it was read from, and under it they would not show. `h` is the card
+    height at i."""
+    up, right = _unit_vectors(np.array([angles[i]]))
+    rel = centres - centres[i]
+    x = rel @ right[0]
+    x *= 1.0 if x[j] >= 0 else -1.0
+    y = rel @ up[0]
+    far = h * (geo.aspect * (1 - 2 * geo.corner_x) - 2 * EDGE_CLEAR)
+    inside = (x > EDGE_CLEAR * h) & (x < far) & (np.abs(y) < 0.08 * h)
+    inside &= _angle_diff(angles, angles[i]) < geo.angle_tolerance
+    inside[[i, j]] = False
+    return bool(inside.any())
+
+
+# how far from an edge's index slots another index must lie to be on the edge between
+# them, in card heights
+EDGE_CLEAR = 0.12
+
+
 def _slots_consistent(group: list[int], types: np.ndarray, angles: np.ndarray) -> bool:
     """Each of a card's (up to four) printed positions holds at most one corner."""
     ref = angles[group[0]]
@@ -619,13 +722,17 @@ def _join_four_index_halves(cards: list[CardReading], corners: Corners, card_h: 
         for a_pos, a in enumerate(whole):
             for b in whole[a_pos + 1:]:
                 ca, cb = out[a], out[b]
-                if ca.rank != cb.rank or _angle_diff(ca.angle, cb.angle) > geo.angle_tolerance:
+                # a half seen by one side's two indices may have been placed on the wrong
+                # side of them (a row's cards lie either way), and then read upside down
+                if ca.rank != cb.rank or _axis_diff(ca.angle, cb.angle) > geo.angle_tolerance:
                     continue
-                d = math.dist(ca.center, cb.center) / card_h
+                d = min(math.dist(pa, pb) for pa in _placements(ca, corners, centres)
+                        for pb in _placements(cb, corners, centres)) / card_h
                 if d < FOUR_INDEX_HALVES and (best is None or d < best[0]) \
                         and _four_corners(centres[ca.corner_ids + cb.corner_ids],
                                           corners.angle[ca.corner_ids + cb.corner_ids],
-                                          ca.angle, card_h, geo):
+                                          ca.angle, card_h, geo) \
+                        and not _halves_apart(ca, cb, centres, corners.angle, card_h, geo):
                     best = (d, a, b)
         if best is None:
             return out
@@ -633,8 +740,9 @@ def _join_four_index_halves(cards: list[CardReading], corners: Corners, card_h: 
         ca, cb = out[a], out[b]
         ids = sorted(ca.corner_ids + cb.corner_ids)
         centre = centres[ids].mean(axis=0)
-        sx = math.cos(math.radians(ca.angle)) + math.cos(math.radians(cb.angle))
-        sy = math.sin(math.radians(ca.angle)) + math.sin(math.radians(cb.angle))
+        b_angle = cb.angle + (180.0 if _angle_diff(ca.angle, cb.angle) > 90 else 0.0)
+        sx = math.cos(math.radians(ca.angle)) + math.cos(math.radians(b_angle))
+        sy = math.sin(math.radians(ca.angle)) + math.sin(math.radians(b_angle))
         joined = CardReading(
             rank=ca.rank, corner_ids=ids, center=(float(centre[0]), float(centre[1])),
             angle=math.degrees(math.atan2(sy, sx)) % 360.0,
@@ -885,7 +993,8 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
 
 
 def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h: float,
-                      alike: np.ndarray) -> tuple[list[CardReading], list[list[int]]]:
+                      alike: np.ndarray, corners_at: tuple | None = None
+                      ) -> tuple[list[CardReading], list[list[int]]]:
     """Join a card seen only by its bottom index to the top index of the same card.
 
     In a column only the last card shows its bottom index, beside its own top index;
@@ -915,6 +1024,9 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
             top, bottom = cards[a], cards[b]
             if not alike[top.corner_ids[0], bottom.corner_ids[0]]:
                 continue
+            if corners_at is not None and _edge_crossed(top.corner_ids[0], bottom.corner_ids[0],
+                                                        *corners_at[:2], card_h, corners_at[2]):
+                continue  # a top index and a bottom index some cards on in a row
             top.corner_ids = sorted(top.corner_ids + bottom.corner_ids)
             top.center = ((top.center[0] + bottom.center[0]) / 2,
                           (top.center[1] + bottom.center[1]) / 2)
@@ -1659,6 +1771,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         groups, kind = _pair_corners(corners, angles, card_h, geo, alike)
         cards = _build_cards(corners, angles, card_h, geo, groups, kind, angle_known)
         cards = _join_four_index_halves(cards, corners, typical_h, geo)
+        _side_pairs_toward_front(cards, corners, angles, card_h, geo, kind)
         _choose_index_sides(cards, typical_h, print_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
         stacks = _red_threes_apart(cards, stacks)
@@ -1667,7 +1780,9 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
-    cards, stacks = _join_split_cards(cards, stacks, typical_h, alike)
+    cards, stacks = _join_split_cards(cards, stacks, typical_h, alike,
+                                      (corners.centers.astype(float), angles, geo)
+                                      if any(len(c.corner_ids) >= 3 for c in cards) else None)
     _split_stretched_cards(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)

@@ -327,6 +327,27 @@ def test_row_of_one_rank_on_a_two_index_deck_is_not_paired_across():
     assert len(reading.cards) == 6
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_row_of_one_rank_on_a_four_index_deck_counts_each_card_once(seed):
+    # each covered card shows its left top and bottom index, one above the other; a top
+    # index and a bottom index some cards on fit one card's diagonal, two of the covered
+    # cards' sides a card width apart look like one card's four indices, and one side's
+    # two indices alone do not say on which side of them the card lies
+    step = 0.27 * 0.714 * CARD_H
+    row = [{"card": c, "x": 1000 + k * step, "y": 2000, "angle": 0.0}
+           for k, c in enumerate(["4H", "4C", "4D", "4H", "4S", "4C", "4S"])]
+    scene = scene_from_placements(row, W, H, four_indices=True)
+    corners = corners_from_scene(scene, np.random.default_rng(seed), shuffle=True)
+    assert len(corners) == 6 * 2 + 4
+    reading = read_table(corners, (W, H))
+    assert team_melds(reading, 0) == [["4"] * 7]
+    assert sorted(len(c.corner_ids) for c in reading.cards) == [2] * 6 + [4]
+    # each covered card lies to the right of its indices, under the next one
+    for card in reading.cards:
+        if len(card.corner_ids) == 2:
+            assert card.center[0] > corners.centers[card.corner_ids, 0].max() + step
+
+
 def test_card_hidden_in_a_column_gap_is_inferred_and_flagged():
     table = column(["KH", "KS", "KD", "KC", "KH"], 1000, 1700) + column(
         ["9H", "9S", "9D", "9C"], 1500, 1700)
