@@ -2736,7 +2736,7 @@ def _logit(p: float) -> float:
 # shipped models; `python -m bench.meld_confidence --fit`); None keeps the cards' combined
 # confidence. A squared-up canasta keeps its own (its count is a guess).
 MELD_CALIBRATION: tuple[float, ...] | None = (
-    -0.5152, 1.77, -2.6415, -0.5662, -8.5445, -1.2146, -0.8635, 0.1673, 1.5881)
+    -0.7812, 2.1496, -2.3364, -1.5929, -3.4921, -0.7789, -0.781, 0.1558, 1.6212)
 
 
 def _calibrate_melds(melds: list[MeldReading], cards: list[CardReading], loose: np.ndarray,
@@ -2788,7 +2788,7 @@ def card_evidence(card: CardReading, meld: MeldReading | None) -> tuple[float, .
 # this rank", fitted like `MELD_CALIBRATION` (`python -m bench.meld_confidence --fit`); None
 # keeps the corners' combined confidence.
 CARD_CALIBRATION: tuple[float, ...] | None = (
-    0.9873, 0.0005, -1.2379, 1.0339, -1.8445, 1.9363, 2.5993, -1.7427, 0.1397, 1.388)
+    1.0664, 0.0033, -1.6648, 1.7072, -1.6114, 2.0692, 2.2314, -1.7028, 0.0697, 1.2455)
 
 
 def _calibrate_cards(cards: list[CardReading], melds: list[MeldReading]) -> None:
