@@ -993,7 +993,7 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
 
 
 def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h: float,
-                      alike: np.ndarray, corners_at: tuple | None = None
+                      alike: np.ndarray, row_between: Callable[[int, int], bool] | None = None
                       ) -> tuple[list[CardReading], list[list[int]]]:
     """Join a card seen only by its bottom index to the top index of the same card.
 
@@ -1003,8 +1003,9 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
     covered card's bottom-right index and another deck's top-right index may predict
     one card too. Nor is a top index a column step above the bottom one (0.6 to 1.5 of
     the step between the column's covered cards) joined: that is the covered card, the
-    last card's own top index unseen. Returns the cards without the joined ones and the
-    stacks renumbered.
+    last card's own top index unseen; nor, where `row_between(top corner, bottom corner)`
+    says a row's cards lie between them (a four-index deck's row, `_edge_crossed`). Returns
+    the cards without the joined ones and the stacks renumbered.
     """
     gone: set[int] = set()
     for stack in stacks:
@@ -1024,8 +1025,7 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
             top, bottom = cards[a], cards[b]
             if not alike[top.corner_ids[0], bottom.corner_ids[0]]:
                 continue
-            if corners_at is not None and _edge_crossed(top.corner_ids[0], bottom.corner_ids[0],
-                                                        *corners_at[:2], card_h, corners_at[2]):
+            if row_between is not None and row_between(top.corner_ids[0], bottom.corner_ids[0]):
                 continue  # a top index and a bottom index some cards on in a row
             top.corner_ids = sorted(top.corner_ids + bottom.corner_ids)
             top.center = ((top.center[0] + bottom.center[0]) / 2,
@@ -1780,9 +1780,11 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         if np.percentile(_angle_diff(steadier, angles), 90) < 2.0:
             break  # the angles were steady already: a second pass would change nothing
         angles = steadier
-    cards, stacks = _join_split_cards(cards, stacks, typical_h, alike,
-                                      (corners.centers.astype(float), angles, geo)
-                                      if any(len(c.corner_ids) >= 3 for c in cards) else None)
+    centres = corners.centers.astype(float)
+    four_index = any(len(c.corner_ids) >= 3 for c in cards)  # a card shows three indices
+    cards, stacks = _join_split_cards(
+        cards, stacks, typical_h, alike,
+        (lambda i, j: _edge_crossed(i, j, centres, angles, typical_h, geo)) if four_index else None)
     _split_stretched_cards(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h)
