@@ -551,7 +551,9 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
         up, right = _unit_vectors(np.array([card.angle]))
         h = float(card_h[top])
         here = np.asarray(card.center)
-        there = np.mean([(left_c if kind[m] else right_c)[m] for m in ids], axis=0)
+        # each index's card centre were it the other kind (left-type <-> right-type)
+        spots = {m: (left_c if kind[m] else right_c)[m] for m in ids}
+        there = np.mean(list(spots.values()), axis=0)
         best = None
         for w in whole:
             if w is card or _axis_diff(w.angle, card.angle) > geo.angle_tolerance:
@@ -567,8 +569,7 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
             # the other side: the index that was the card's top-left is now its bottom-left
             card.center = (float(there[0]), float(there[1]))
             card.angle = (card.angle + 180.0) % 360.0
-            for m in ids:
-                kind[m] = 1 - kind[m]
+            card.corner_spots = {m: (float(p[0]), float(p[1])) for m, p in spots.items()}
 
 
 def _axis_diff(a: float, b: float) -> float:
