@@ -404,7 +404,7 @@ def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> Non
 
 
 def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
-    det = OnnxDetector(fine_below=16)  # target 24 px, long side at most 3,200
+    det = OnnxDetector(fine_below=16)  # target 28 px, long side at most 3,200
     rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
     full_px = np.zeros((2400, 3200, 3), np.uint8)
     decoded: list = []
@@ -416,7 +416,7 @@ def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     passes: list = []
     _recording_passes(det, 10, passes)
     boxes, scores, turn, view, sharp = det._find(rgb, full, upright=False)
-    # 10 px indices want 2.4x; the long side caps that at 2x, which is the full photo at 1:1
+    # 10 px indices want 2.8x; the long side caps that at 2x, which is the full photo at 1:1
     assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)]
     assert decoded == [1] and sharp is full and turn == 0 and view is rgb
     assert det.fine_runs == 1
