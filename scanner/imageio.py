@@ -64,6 +64,8 @@ class Photo:
     scale: float = 1.0
     _data: bytes | None = field(default=None, repr=False)
     _full: np.ndarray | None = field(default=None, repr=False)
+    # a turned photo's source and its quarter turns: its full pixels are the source's, turned
+    _turned_from: tuple[Photo, int] | None = field(default=None, repr=False)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -75,8 +77,12 @@ class Photo:
         if self.scale >= 1.0:
             return self.rgb
         if self._full is None:
-            assert self._data is not None
-            self._full = _decode(_open(self._data), draft_long_side=None)
+            if self._turned_from is not None:
+                source, k = self._turned_from
+                self._full = np.ascontiguousarray(np.rot90(source.full_rgb(), k))
+            else:
+                assert self._data is not None
+                self._full = _decode(_open(self._data), draft_long_side=None)
         return self._full
 
     def turned(self, k: int) -> Photo:
@@ -84,7 +90,7 @@ class Photo:
         the decoded size (benchmarks of photos from another side of the table)."""
         width, height = (self.height, self.width) if k % 2 else (self.width, self.height)
         return Photo(np.ascontiguousarray(np.rot90(self.rgb, k)), width, height, self.format,
-                     self.scale)
+                     self.scale, _turned_from=(self, k))
 
 
 def _read_source(src: str | os.PathLike | bytes | bytearray | memoryview,

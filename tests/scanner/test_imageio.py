@@ -92,6 +92,21 @@ def test_reduced_decode_keeps_photo_size_and_full_crops() -> None:
     assert load_photo(data, long_side=5000).scale == 1.0
 
 
+def test_turned_reduced_decode_has_its_full_pixels_turned() -> None:
+    """A photo decoded reduced and then turned (a benchmark's photo from another side of
+    the table) still gives its full-resolution pixels, turned like its decoded ones: the
+    small-index pass reads them."""
+    rgb = np.kron(_gradient(), np.ones((20, 20, 1), np.uint8))  # 1280 x 960
+    photo = load_photo(_encode(rgb, "JPEG", quality=95), long_side=600)
+    assert photo.scale < 1.0
+    for k in (1, 2, 3):
+        turned = photo.turned(k)
+        full = turned.full_rgb()
+        assert np.array_equal(full, np.rot90(photo.full_rgb(), k))
+        assert full.shape[:2] == (turned.height, turned.width)
+        assert turned.full_rgb() is full  # decoded once
+
+
 def test_not_an_image() -> None:
     with pytest.raises(ImageError, match="not a JPEG, PNG or HEIC"):
         load_photo(b"%PDF-1.4 this is a document, not a photo" * 10)
