@@ -64,8 +64,8 @@ class Photo:
     scale: float = 1.0
     _data: bytes | None = field(default=None, repr=False)
     _full: np.ndarray | None = field(default=None, repr=False)
-    # a turned photo's source and its quarter turns: its full pixels are the source's, turned
-    _turned_from: tuple[Photo, int] | None = field(default=None, repr=False)
+    # quarter turns (`np.rot90`) from the pixels `_data` decodes to, to this photo's
+    _turns: int = field(default=0, repr=False)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -77,20 +77,18 @@ class Photo:
         if self.scale >= 1.0:
             return self.rgb
         if self._full is None:
-            if self._turned_from is not None:
-                source, k = self._turned_from
-                self._full = np.ascontiguousarray(np.rot90(source.full_rgb(), k))
-            else:
-                assert self._data is not None
-                self._full = _decode(_open(self._data), draft_long_side=None)
+            assert self._data is not None
+            full = _decode(_open(self._data), draft_long_side=None)
+            self._full = np.ascontiguousarray(np.rot90(full, self._turns)) if self._turns else full
         return self._full
 
     def turned(self, k: int) -> Photo:
         """The photo as if taken after k counter-clockwise quarter turns (`np.rot90`), at
         the decoded size (benchmarks of photos from another side of the table)."""
         width, height = (self.height, self.width) if k % 2 else (self.width, self.height)
+        full = None if self._full is None else np.ascontiguousarray(np.rot90(self._full, k))
         return Photo(np.ascontiguousarray(np.rot90(self.rgb, k)), width, height, self.format,
-                     self.scale, _turned_from=(self, k))
+                     self.scale, self._data, full, (self._turns + k) % 4)
 
 
 def _read_source(src: str | os.PathLike | bytes | bytearray | memoryview,
