@@ -828,3 +828,78 @@ def test_a_three_read_unsure_of_its_colour_takes_its_inks():
     assert probs[2, r3] == pytest.approx(0.8) and probs[2, b3] == 0
     assert np.array_equal(probs[[1, 3]], before[[1, 3]])
     assert np.array_equal(probs[:, seven], before[:, seven])  # other ranks untouched
+
+
+
+def _reads(ranks: list[tuple[str, float]]) -> np.ndarray:
+    """Reader probabilities (N, classes): each crop's rank at its probability, the rest
+    on "none"."""
+    probs = np.zeros((len(ranks), len(INDEX_CLASSES) + 1), np.float32)
+    for i, (rank, p) in enumerate(ranks):
+        probs[i, CLASS_ID[rank]] = p
+        probs[i, -1] = 1 - p
+    return probs
+
+
+def test_a_low_scored_box_read_surely_as_a_joker_is_rescued() -> None:
+    """`rescue_floor` / `rescue_ranks`: boxes under the score floor, clear of surer boxes,
+    are read; one read as a rescued rank with `rescue_prob` or more is kept at
+    `rescue_score` x its probability; a low box read otherwise, read unsurely, lying on a
+    sure box or on a better rescued box is not; the sure box is as without the rescue."""
+    det = OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=("JK",), min_confidence=0.0,
+                       refine_weight=0.0)
+    assert det._low == 0.05 and det.rescue_prob == 0.95 and det.rescue_score == 0.35
+    found = np.array([[10, 10, 40, 60],      # 0: sure, read K
+                      [100, 10, 130, 60],    # 1: low, clear, read JK 0.99: rescued
+                      [102, 14, 132, 64],    # 2: low, on 1, scored under it
+                      [200, 10, 230, 60],    # 3: low, clear, read JK 0.8: unsure, dropped
+                      [300, 10, 330, 60],    # 4: low, clear, read 7 0.99: not a rescued rank
+                      [14, 20, 44, 70]],     # 5: low, on the sure box: never read
+                     np.float32)
+    scores = np.float32([0.9, 0.1, 0.08, 0.1, 0.1, 0.2])
+    reading = [("K", 0.98), ("JK", 0.99), ("JK", 0.99), ("JK", 0.8), ("7", 0.99), ("K", 0.99)]
+    rgb = np.full((400, 400, 3), 255, np.uint8)
+    for i, (x1, y1, x2, y2) in enumerate(found.astype(int)):  # each box's middle says which
+        rgb[(y1 + y2) // 2 - 2:(y1 + y2) // 2 + 3, (x1 + x2) // 2 - 2:(x1 + x2) // 2 + 3] = 10 * i
+    det._find = lambda rgb, full, upright: (found, scores, 0, rgb, None)
+    screened: list[int] = []
+
+    def read_views(crops, turns):
+        ids = [int(c[c.shape[0] // 2, c.shape[1] // 2, 0]) // 10 for c in crops]
+        screened.extend(ids)
+        return _reads([reading[i] for i in ids])[None], np.zeros((1, len(ids)))
+    det._read_views = read_views
+
+    def read(src, boxes):
+        ids = [int(np.argmax(box_iou(b, found))) for b in boxes]
+        return _reads([reading[i] for i in ids]), np.zeros(len(boxes))
+    det.read = read
+    corners = det.detect(rgb)
+    assert sorted(screened) == [1, 2, 3, 4]  # the box on a sure one is not read at all
+    assert [INDEX_CLASSES[k] for k in corners.class_ids] == ["K", "JK"]
+    assert np.allclose(corners.boxes, found[[0, 1]])
+    assert np.allclose(corners.confidence, [0.9 * 0.98, 0.35 * 0.99])
+    # off (no rescue ranks): the passes keep only boxes at `conf` or more
+    off = OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=())
+    assert off.rescue_floor == 0.0 and off._low == off.conf
+    with pytest.raises(ValueError, match="no such rank"):
+        OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=("Joker",))
+
+
+def test_the_rescue_leaves_the_corners_of_a_photo_as_they_were(scene) -> None:
+    """On the fixture scene, every corner found without the rescue is found with it, with
+    the same box, rank and confidence; anything the rescue adds is a joker at its score."""
+    photo = FIXTURES / scene["image"]["file"]
+    plain = OnnxDetector(MODELS_DIR, min_confidence=0.0, rescue_ranks=())
+    rescuing = OnnxDetector(MODELS_DIR, min_confidence=0.0, rescue_floor=0.02, rescue_ranks=("JK",))
+    (a, _), (b, _) = detect_corners(photo, plain), detect_corners(photo, rescuing)
+    assert len(b) >= len(a) > 0
+    matched = []
+    for i in range(len(a)):
+        j = int(np.argmax(box_iou(a.boxes[i], b.boxes)))
+        assert np.allclose(a.boxes[i], b.boxes[j], atol=1e-3)
+        assert a.class_ids[i] == b.class_ids[j] and abs(a.confidence[i] - b.confidence[j]) < 1e-5
+        matched.append(j)
+    for j in set(range(len(b))) - set(matched):
+        assert INDEX_CLASSES[b.class_ids[j]] == "JK"
+        assert b.confidence[j] == pytest.approx(0.35 * b.rank_confidence[j], rel=1e-5)
