@@ -422,7 +422,8 @@ class OnnxDetector:
 
     def _scout(self, rgb: np.ndarray, scales: list[float]) -> tuple[np.ndarray, np.ndarray]:
         """Boxes and scores of the coarse passes (`scales[1:]`), down to `roi_floor` when
-        they guide the finest pass (`_finest_pass`), else down to `conf`."""
+        they guide the finest pass (`_finest_pass`), else down to `conf` (`rescue_floor` with
+        the rescue on)."""
         floor = min(self._low, self.roi_floor) if self.roi_margin > 0 else self._low
         found = [self._run_pass(rgb, scale, floor) for scale in scales[1:]]
         if not found:
