@@ -17,8 +17,6 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def load_model(path: Path):
     """The network of an ultralytics checkpoint (its EMA when it has one), in float32."""
@@ -27,7 +25,7 @@ def load_model(path: Path):
     ckpt = torch.load(str(path), map_location="cpu", weights_only=False)
     model = ckpt.get("ema") or ckpt.get("model") if isinstance(ckpt, dict) else ckpt
     if model is None:
-        raise SystemExit(f"{path}: no model in this checkpoint")
+        raise ValueError(f"{path}: no model in this checkpoint")
     return model.float()
 
 
@@ -89,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {args.out} ({1 - args.alpha:g} x {args.base} + {args.alpha:g} x {args.tuned})")
     if args.models:
-        from datasets.train import export_detector, setup_offline
+        from datasets.train import MODELS, export_detector, setup_offline
 
         setup_offline()
         if not args.models.exists():
-            shutil.copytree(ROOT / "models", args.models)
+            shutil.copytree(MODELS, args.models)
         export_detector(args.out, args.models)
     return 0
 

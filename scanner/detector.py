@@ -59,13 +59,13 @@ class Detector(Protocol):
 
 
 def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """IoU of one xyxy box against (N,4) xyxy boxes."""
-    x1 = np.maximum(box[0], boxes[:, 0])
-    y1 = np.maximum(box[1], boxes[:, 1])
-    x2 = np.minimum(box[2], boxes[:, 2])
-    y2 = np.minimum(box[3], boxes[:, 3])
+    """IoU of one xyxy box against (N,4) xyxy boxes; `box` (M,1,4) gives every pair, (M,N)."""
+    x1 = np.maximum(box[..., 0], boxes[:, 0])
+    y1 = np.maximum(box[..., 1], boxes[:, 1])
+    x2 = np.minimum(box[..., 2], boxes[:, 2])
+    y2 = np.minimum(box[..., 3], boxes[:, 3])
     inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area = (box[2] - box[0]) * (box[3] - box[1])
+    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
     areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     return inter / np.maximum(area + areas - inter, 1e-9)
 
@@ -112,6 +112,14 @@ def crop_indices(rgb: np.ndarray, boxes: np.ndarray, size: int = CROP_SIZE,
         interp = cv2.INTER_AREA if side > size else cv2.INTER_LINEAR
         out[i] = cv2.resize(part, (size, size), interpolation=interp)
     return out
+
+
+def _rank_ids(setting: str, ranks) -> np.ndarray:
+    """Class ids of the ranks a run-time setting names; an unknown rank is a clear error."""
+    ranks = tuple(ranks)
+    if unknown := [r for r in ranks if r not in CLASS_ID]:
+        raise ValueError(f"{setting}: no such rank {unknown} (ranks: {', '.join(INDEX_CLASSES)})")
+    return np.array([CLASS_ID[r] for r in ranks], int)
 
 
 def _session(path: Path, threads: int, spin: bool = True):
@@ -261,11 +269,9 @@ class OnnxDetector:
         # Corners read as these ranks have their box moved again, all the way to where the
         # refiner sees the index around the moved box (a joker's box often spans its whole
         # vertical word, where the label is its first three letters). See `_refine`.
-        again = tuple(refine_again if refine_again is not None else run.get("refine_again", ()))
-        if unknown := [r for r in again if r not in CLASS_ID]:
-            raise ValueError(f"refine_again: no such rank {unknown} (ranks: {', '.join(INDEX_CLASSES)})")
-        self.refine_again = np.array([CLASS_ID[r] for r in again], int) \
-            if self._ref is not None else np.zeros(0, int)
+        again = _rank_ids("refine_again", refine_again if refine_again is not None
+                          else run.get("refine_again", ()))
+        self.refine_again = again if self._ref is not None else np.zeros(0, int)
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
         self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
@@ -281,16 +287,12 @@ class OnnxDetector:
         # Rescue (see `_rescue`): boxes the passes score from `rescue_floor` up to `conf`,
         # where no surer box lies, are read too; one the reader gives a rank of
         # `rescue_ranks` with `rescue_prob` or more is kept, at `rescue_score`. 0 = off.
-        rescue = tuple(rescue_ranks if rescue_ranks is not None else run.get("rescue_ranks", ()))
-        if unknown := [r for r in rescue if r not in CLASS_ID]:
-            raise ValueError(f"rescue_ranks: no such rank {unknown} (ranks: {', '.join(INDEX_CLASSES)})")
-        self.rescue_ranks = np.array([CLASS_ID[r] for r in rescue], int)
+        self.rescue_ranks = _rank_ids("rescue_ranks", rescue_ranks if rescue_ranks is not None
+                                      else run.get("rescue_ranks", ()))
         self.rescue_floor = float(rescue_floor if rescue_floor is not None
-                                  else run.get("rescue_floor", 0.0)) if len(rescue) else 0.0
+                                  else run.get("rescue_floor", 0.0)) if len(self.rescue_ranks) else 0.0
         self.rescue_prob = float(run.get("rescue_prob", 0.95))
         self.rescue_score = float(run.get("rescue_score", 0.35))
-        # the passes keep boxes down to this score (`conf` unless the rescue is on)
-        self._low = min(self.conf, self.rescue_floor) if self.rescue_floor > 0 else self.conf
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -299,6 +301,11 @@ class OnnxDetector:
             raise ModelNotFound("classifier classes do not match scanner.classes.INDEX_CLASSES")
         self._lock = threading.Lock()  # one request at a time per session pair
         type(self).loads += 1
+
+    @property
+    def _low(self) -> float:
+        """The score the passes keep boxes down to: `conf`, or `rescue_floor` with the rescue on."""
+        return min(self.conf, self.rescue_floor) if self.rescue_floor > 0 else self.conf
 
     @property
     def decode_long_side(self) -> int:
@@ -724,8 +731,7 @@ class OnnxDetector:
         sure = scores >= self.conf
         low = np.flatnonzero(~sure)
         if len(low) and sure.any():
-            clear = np.array([box_iou(boxes[k], boxes[sure]).max() < RESCUE_CLEAR for k in low])
-            low = low[clear]
+            low = low[box_iou(boxes[low][:, None], boxes[sure]).max(axis=1) < RESCUE_CLEAR]
         if len(low):
             crops = crop_indices(rgb, boxes[low], self.crop_size, self.crop_margin)
             probs, _ = self._read_views(crops, (0,))
@@ -787,12 +793,12 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
+SIDEWAYS_MIN_SURE = 4
 # The rescue (`OnnxDetector._rescue`): a box under the score floor is read only where no
 # box over it overlaps it by this IoU or more (nor a better rescued one); the quick read
 # must give a rescued rank at least this probability for the full read to follow.
 RESCUE_CLEAR = 0.1
 RESCUE_SCREEN = 0.5
-SIDEWAYS_MIN_SURE = 4
 # The small-index pass is judged on at least this many sure boxes of the finest pass.
 FINE_MIN_SURE = 4
 

@@ -830,7 +830,6 @@ def test_a_three_read_unsure_of_its_colour_takes_its_inks():
     assert np.array_equal(probs[:, seven], before[:, seven])  # other ranks untouched
 
 
-
 def _reads(ranks: list[tuple[str, float]]) -> np.ndarray:
     """Reader probabilities (N, classes): each crop's rank at its probability, the rest
     on "none"."""
