@@ -328,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--roi-margin", type=float, default=None,
                     help="override where the finest pass runs: around the coarse pass's boxes, "
                          "this many of their long sides (0 = the whole photo)")
+    ap.add_argument("--half-turn", default=None,
+                    help="override which passes also run on their image turned half round "
+                         "(comma-separated of coarse,finest,fine; '' = none)")
     ap.add_argument("--real-step", type=int, default=1, help="use every k-th real photo")
     ap.add_argument("--sweep", default="", help="comma-separated confidence gates to report")
     args = ap.parse_args(argv)
@@ -351,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
                             three_ink=None if args.three_ink is None else bool(args.three_ink),
                             roi_margin=args.roi_margin,
                             refine_again=None if args.refine_again is None else tuple(
-                                r for r in args.refine_again.split(",") if r))
+                                r for r in args.refine_again.split(",") if r),
+                            half_turn=None if args.half_turn is None else tuple(
+                                p for p in args.half_turn.split(",") if p))
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)
@@ -362,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     report["refine_again"] = [INDEX_CLASSES[k] for k in detector.refine_again]
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side}
+    report["half_turn"] = sorted(detector.half_turn)
     report["roi"] = {"margin": detector.roi_margin, "max_area": detector.roi_max_area,
                      "min_side": detector.roi_min_side, "floor": detector.roi_floor}
     sweep = tuple(float(t) for t in args.sweep.split(",") if t)

@@ -188,7 +188,8 @@ class OnnxDetector:
                  three_ink: bool | None = None,
                  roi_margin: float | None = None,
                  rescue_floor: float | None = None,
-                 rescue_ranks: tuple[str, ...] | None = None) -> None:
+                 rescue_ranks: tuple[str, ...] | None = None,
+                 half_turn: tuple[str, ...] | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -293,6 +294,17 @@ class OnnxDetector:
                                   else run.get("rescue_floor", 0.0)) if len(self.rescue_ranks) else 0.0
         self.rescue_prob = float(run.get("rescue_prob", 0.95))
         self.rescue_score = float(run.get("rescue_score", 0.35))
+        # The passes named here ("coarse", "finest", "fine") run the net on their image
+        # turned half round too and keep the boxes of both views: a second look at every
+        # index, upside down (cards lie both ways on a table, so the net knows both); a box
+        # of each view overlapping `half_turn_same` (IoU) or more is one index. Off in the
+        # shipped runtime: more indices found, but the layouts read no better (`_infer`).
+        self.half_turn = frozenset(half_turn if half_turn is not None
+                                   else run.get("half_turn", ()))
+        if not self.half_turn <= PASSES:
+            raise ValueError(f"half_turn names unknown passes {sorted(self.half_turn - PASSES)}"
+                             f" (known: {sorted(PASSES)})")
+        self.half_turn_same = float(run.get("half_turn_same", 0.3))
         self.stride = int(self.meta["detector"].get("stride", 32))
         self.crop_size = int(self.meta["classifier"].get("crop_size", CROP_SIZE))
         self.crop_margin = float(self.meta["classifier"].get("crop_margin", CROP_MARGIN))
@@ -332,15 +344,50 @@ class OnnxDetector:
         return rgb if (nw, nh) == (w, h) else cv2.resize(rgb, (nw, nh),
                                                          interpolation=cv2.INTER_AREA)
 
-    def _infer(self, img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    def _infer(self, img: np.ndarray, floor: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """Boxes (xyxy, `img` pixels, clipped to it) and scores >= `floor` of one run of the
-        detector net on `img`, padded to a multiple of the stride."""
+        detector net on `img`, padded to a multiple of the stride; for a pass `kind` in
+        `half_turn`, of a second run on the padded image turned half round as well.
+
+        A box the net misses or scores under the floor one way up is often found the other
+        way up: with every pass doubled, mAP50 on the held-out designs 0.9285 -> 0.9397 (test)
+        and 0.9327 -> 0.9421 (val). The two views' boxes on one index (IoU `half_turn_same`)
+        become one, where they agree weighted by score, at the better score: kept side by
+        side, the layout counted some twice (models/MODEL_CARD.md, "Every pass twice")."""
         nh, nw = img.shape[:2]
         s = self.stride
         pw, ph = -(-nw // s) * s, -(-nh // s) * s
         if (pw, ph) != (nw, nh):
             img = cv2.copyMakeBorder(img, 0, ph - nh, 0, pw - nw, cv2.BORDER_CONSTANT,
                                      value=(PAD_VALUE,) * 3)
+        boxes, scores = self._net(img, floor)
+        if kind in self.half_turn:
+            turned, turned_scores = self._net(np.ascontiguousarray(img[::-1, ::-1]), floor)
+            back = np.stack([pw - turned[:, 2], ph - turned[:, 3],
+                             pw - turned[:, 0], ph - turned[:, 1]], axis=1)
+            if self.half_turn_same < 1.0:
+                # a box of each view on one index: one box, where the two agree (weighted by
+                # score), at the better score; the other view's box is dropped
+                keep = np.ones(len(back), bool)
+                if len(boxes) and len(back):
+                    iou = box_iou(back[:, None], boxes)
+                    j = iou.argmax(axis=1)
+                    same = np.flatnonzero(iou[np.arange(len(back)), j] >= self.half_turn_same)
+                    if len(same):
+                        a, wa, wb = j[same], scores[j[same]], turned_scores[same]
+                        fused = (boxes[a] * wa[:, None] + back[same] * wb[:, None]) / (wa + wb)[:, None]
+                        boxes, scores = boxes.copy(), scores.copy()
+                        boxes[a], scores[a] = fused, np.maximum(wa, wb)
+                        keep[same] = False
+                back, turned_scores = back[keep], turned_scores[keep]
+            boxes, scores = np.concatenate([boxes, back]), np.concatenate([scores, turned_scores])
+        boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
+        boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
+        return boxes, scores
+
+    def _net(self, img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (xyxy, `img` pixels) and scores >= `floor` of the net on `img` (its sides
+        multiples of the stride)."""
         blob = (img.transpose(2, 0, 1)[None].astype(np.float32)) * (1 / 255)
         out = self._det.run(None, {self._det_input: blob})[0][0]
         if out.shape[-1] == 6 and out.shape[0] != 6:  # end-to-end head: (K, x1 y1 x2 y2 score cls)
@@ -350,17 +397,14 @@ class OnnxDetector:
             cx, cy, bw, bh = out[:4]
             boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
         keep = scores >= floor
-        boxes, scores = boxes[keep], scores[keep]
-        boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
-        boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
-        return boxes, scores
+        return boxes[keep].astype(np.float32), scores[keep].astype(np.float32)
 
-    def _run_pass(self, rgb: np.ndarray, scale: float, floor: float | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+    def _run_pass(self, rgb: np.ndarray, scale: float, floor: float | None,
+                  kind: str) -> tuple[np.ndarray, np.ndarray]:
         """Boxes (in `rgb` pixels) and scores (>= `floor`, default `conf`) of one detector
-        pass at `scale`."""
+        pass (`kind`, see `PASSES`) at `scale`."""
         img = self._resize(rgb, scale)
-        boxes, scores = self._infer(img, self.conf if floor is None else floor)
+        boxes, scores = self._infer(img, self.conf if floor is None else floor, kind)
         # The coarse pass is there for big indices; its small boxes are the fine pass's job.
         h, w = rgb.shape[:2]
         if self.min_side_ratio and scale < max(self._scales(h, w)):
@@ -387,10 +431,10 @@ class OnnxDetector:
         """
         sure = scout[scout_scores >= SIDEWAYS_SURE]
         if self.roi_margin <= 0 or len(sure) < FINE_MIN_SURE:
-            return self._run_pass(rgb, scale, self._low)
+            return self._run_pass(rgb, scale, self._low, "finest")
         side = float(np.median(np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])))
         if side * scale < self.roi_min_side:
-            return self._run_pass(rgb, scale, self._low)
+            return self._run_pass(rgb, scale, self._low, "finest")
         img = self._resize(rgb, scale)
         nh, nw = img.shape[:2]
         cells = roi_rectangles(scout[scout_scores >= self.roi_floor] * scale, self.roi_margin,
@@ -398,13 +442,13 @@ class OnnxDetector:
         s = self.stride
         if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * s * s \
                 >= self.roi_max_area * nw * nh:
-            boxes, scores = self._infer(img, self._low)  # the whole photo, resized already
+            boxes, scores = self._infer(img, self._low, "finest")  # the whole photo, resized already
             return boxes / scale, scores
         self.roi_runs += 1
         found_boxes, found_scores = [], []
         for x0, y0, x1, y1 in cells:
             px0, py0, px1, py1 = x0 * s, y0 * s, min(x1 * s, nw), min(y1 * s, nh)
-            boxes, scores = self._infer(img[py0:py1, px0:px1], self._low)
+            boxes, scores = self._infer(img[py0:py1, px0:px1], self._low, "finest")
             inner = np.ones(len(boxes), bool)
             for edge, at, inside in ((0, 0, px0 > 0), (1, 0, py0 > 0),
                                      (2, px1 - px0, px1 < nw), (3, py1 - py0, py1 < nh)):
@@ -432,7 +476,7 @@ class OnnxDetector:
         they guide the finest pass (`_finest_pass`), else down to `conf` (`rescue_floor` with
         the rescue on)."""
         floor = min(self._low, self.roi_floor) if self.roi_margin > 0 else self._low
-        found = [self._run_pass(rgb, scale, floor) for scale in scales[1:]]
+        found = [self._run_pass(rgb, scale, floor, "coarse") for scale in scales[1:]]
         if not found:
             return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         return (np.concatenate([b for b, _ in found]).astype(np.float32).reshape(-1, 4),
@@ -483,10 +527,10 @@ class OnnxDetector:
             return (*empty, False)
         self.fine_runs += 1
         if not from_full:
-            return (*self._run_pass(rgb, scale, self._low), False)
+            return (*self._run_pass(rgb, scale, self._low, "fine"), False)
         src = full()
         f = src.shape[1] / rgb.shape[1]  # full pixels per `rgb` pixel
-        boxes, scores = self._run_pass(src, min(scale / f, 1.0), self._low)
+        boxes, scores = self._run_pass(src, min(scale / f, 1.0), self._low, "fine")
         return boxes / f, scores, True
 
     def _read_views(self, crops: np.ndarray, turns: tuple[int, ...], session=None
@@ -798,6 +842,8 @@ SIDEWAYS_MIN_SURE = 4
 # box over it overlaps it by this IoU or more (nor a better rescued one); the quick read
 # must give a rescued rank at least this probability for the full read to follow.
 RESCUE_CLEAR = 0.1
+# the detector's passes (`OnnxDetector.half_turn` names some of them)
+PASSES = frozenset({"coarse", "finest", "fine"})
 RESCUE_SCREEN = 0.5
 # The small-index pass is judged on at least this many sure boxes of the finest pass.
 FINE_MIN_SURE = 4

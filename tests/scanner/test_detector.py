@@ -388,8 +388,8 @@ def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> Non
     six sure boxes `first_side` pixels long (in the pass's pixels), the coarse one
     nothing, the small-index pass (third) two; each pass is recorded as (source width,
     scale)."""
-    def run_pass(img: np.ndarray, scale: float, floor: float | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def run_pass(img: np.ndarray, scale: float, floor: float | None = None,
+                 kind: str = "finest") -> tuple[np.ndarray, np.ndarray]:
         passes.append((img.shape[1], round(scale, 3)))
         if len(passes) != 2:
             n = 2 if len(passes) == 3 else 0  # the small-index pass (third) finds two
@@ -512,7 +512,8 @@ def _stub_net(det: OnnxDetector, found: np.ndarray, runs: list) -> None:
     """Stub the detector net: it 'sees' the boxes `found` (xyxy, pixels of the image the
     pass resized) wherever the image it is run on holds them, whole or cut, score 0.9;
     each run records the (x0, y0) of the piece it was given, found by its pixel values."""
-    def infer(img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    def infer(img: np.ndarray, floor: float, kind: str = "finest"
+              ) -> tuple[np.ndarray, np.ndarray]:
         x0, y0 = int(img[0, 0, 0]) * 32, int(img[0, 0, 1]) * 32
         h, w = img.shape[:2]
         runs.append((x0, y0, w, h))
@@ -590,8 +591,10 @@ def test_the_finest_pass_on_pieces_finds_what_it_finds_on_the_whole_photo(scene)
     canvas = np.empty((h, w + 600, 3), np.uint8)
     canvas[:] = np.median(np.r_[src[:8].reshape(-1, 3), src[-8:].reshape(-1, 3)], axis=0)
     canvas[:, 600:] = src
-    whole = OnnxDetector(roi_margin=0.0).detect(canvas)
-    det = OnnxDetector(roi_margin=2.0)
+    # one view each: the fixture's indices sit at `roi_min_side`, where a half-turned
+    # coarse view's boxes would tip the median under it (the whole photo then runs)
+    whole = OnnxDetector(roi_margin=0.0, half_turn=()).detect(canvas)
+    det = OnnxDetector(roi_margin=2.0, half_turn=())
     pieces = det.detect(canvas)
     assert det.roi_runs == 1
     assert len(pieces) >= 0.97 * len(whole)
@@ -902,3 +905,46 @@ def test_the_rescue_leaves_the_corners_of_a_photo_as_they_were(scene) -> None:
     for j in set(range(len(b))) - set(matched):
         assert INDEX_CLASSES[b.class_ids[j]] == "JK"
         assert b.confidence[j] == pytest.approx(0.35 * b.rank_confidence[j], rel=1e-5)
+
+
+def test_a_half_turned_view_adds_its_boxes_in_the_first_views_pixels() -> None:
+    det = OnnxDetector(half_turn=("finest",))
+    det.half_turn_same = 1.0  # views not fused: both boxes as found
+    seen: list[np.ndarray] = []
+
+    def net(img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        seen.append(img.copy())
+        box = [[5, 6, 25, 36]] if len(seen) == 1 else [[10, 20, 30, 40]]
+        return np.array(box, np.float32), np.array([0.9 if len(seen) == 1 else 0.6], np.float32)
+    det._net = net
+    img = np.random.default_rng(3).integers(0, 255, (100, 150, 3), dtype=np.uint8)
+    boxes, scores = det._infer(img, 0.25, "finest")
+    assert len(seen) == 2  # padded to 128 x 160 (stride 32), then turned half round
+    assert seen[0].shape == (128, 160, 3) and np.array_equal(seen[1], seen[0][::-1, ::-1])
+    # the turned view's box, turned back (and clipped to the 150 x 100 image)
+    assert boxes.tolist() == [[5, 6, 25, 36], [130, 88, 150, 100]]
+    assert scores.tolist() == pytest.approx([0.9, 0.6])
+    det._infer(img, 0.25, "coarse")  # a pass not named runs once
+    assert len(seen) == 3
+
+
+def test_boxes_of_both_views_on_one_index_become_one_box() -> None:
+    det = OnnxDetector(half_turn=("finest",))
+    det.half_turn_same = 0.3
+    views = iter([
+        (np.array([[10, 10, 30, 40], [100, 10, 120, 40]], np.float32), np.array([0.8, 0.5], np.float32)),
+        # turned half round in a 160 x 128 image: (130, 88, 150, 118) and (20, 60, 40, 90)
+        # come back as (10, 10, 30, 40) shifted 4 px and (120, 38, 140, 68), a box of its own
+        (np.array([[126, 88, 146, 118], [20, 60, 40, 90]], np.float32), np.array([0.4, 0.6], np.float32)),
+    ])
+    det._net = lambda img, floor: next(views)
+    boxes, scores = det._infer(np.zeros((128, 160, 3), np.uint8), 0.25, "finest")
+    # the pair: one box, two thirds of the way to the surer view's, at the better score
+    assert boxes[0].tolist() == pytest.approx([10 + 4 / 3, 10, 30 + 4 / 3, 40])
+    assert scores.tolist() == pytest.approx([0.8, 0.5, 0.6])
+    assert boxes[1:].tolist() == [[100, 10, 120, 40], [120, 38, 140, 68]]
+
+
+def test_half_turn_names_only_the_detectors_passes() -> None:
+    with pytest.raises(ValueError, match="half_turn names unknown passes"):
+        OnnxDetector(half_turn=("finest", "sideways"))
