@@ -1145,6 +1145,28 @@ def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
     assert not any("counted as 6" in r["message"] for r in sure.review)
 
 
+def test_an_unsure_wild_in_a_column_keeps_its_rank_but_a_joker_among_jacks():
+    # a column of five tens with a joker and a two in it, both read unsurely: wilds of the
+    # meld (a wild is a card of its column as often as not) ...
+    cards = ["10H", "10S", "JK", "10D", "2C", "10C", "10H"]
+    corners, _ = read(column(cards, 1000, 1700))
+    order = np.argsort(corners.centers[:, 1])
+    rank_conf = corners.confidence.copy()
+    rank_conf[order[[2, 4]]] = 0.5
+    unsure = Corners(corners.boxes, corners.class_ids, corners.confidence, corners.angle,
+                     rank_conf)
+    reading = read_table(unsure, (W, H))
+    assert team_melds(reading, 0) == [["10"] * 5 + ["2", "JK"]]
+    assert not any("counted as 10" in r["message"] for r in reading.review)
+    # ... but a joker read unsurely among jacks is a jack (the J and K of a jack's or a
+    # king's index read as the JOKER word's letters); the two stays a two
+    class_ids = np.where(corners.class_ids == CLASS_ID["10"], CLASS_ID["J"], corners.class_ids)
+    reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, corners.angle,
+                                 rank_conf), (W, H))
+    assert team_melds(reading, 0) == [["J"] * 6 + ["2"]]
+    assert sum("read as JK in a column of J" in r["message"] for r in reading.review) == 1
+
+
 def test_an_unsure_column_at_its_own_angle_beside_another_is_a_meld_of_its_own():
     # a column of fives and, touching it, a column of fours laid 30 degrees askew whose
     # (tango-like) fours the reader is unsure of: two melds, not nine fives
