@@ -444,13 +444,15 @@ def test_misread_rank_inside_a_column_is_counted_as_the_column():
 
 
 def test_natural_misread_as_a_wild_unsurely_is_counted_as_the_column():
-    corners, _ = read(column(["QH", "QS", "QD", "2C", "QH"], 1000, 1700))
+    # (a jack: the J of its index is the JOKER word's first letter; a wild in a column of
+    # another rank keeps its reading: test_an_unsure_wild_in_a_column_keeps_its_rank_...)
+    corners, _ = read(column(["JH", "JS", "JD", "2C", "JH"], 1000, 1700))
     class_ids = corners.class_ids.copy()
-    class_ids[1] = CLASS_ID["JK"]  # the second queen read as a joker, unsurely
+    class_ids[1] = CLASS_ID["JK"]  # the second jack read as a joker, unsurely
     conf = corners.confidence.copy()
     conf[1] = 0.45
     reading = read_table(Corners(corners.boxes, class_ids, conf, corners.angle), (W, H))
-    assert team_melds(reading, 0) == [["Q"] * 4 + ["2"]]  # the surely read two stays
+    assert team_melds(reading, 0) == [["J"] * 4 + ["2"]]  # the surely read two stays
     assert any("read as JK" in r["message"] for r in reading.review)
 
 
