@@ -845,11 +845,12 @@ SIDEWAYS_MIN_SURE = 4
 # box over it overlaps it by this IoU or more (nor a better rescued one); the quick read
 # must give a rescued rank at least this probability for the full read to follow.
 RESCUE_CLEAR = 0.1
-# the detector's passes (`OnnxDetector.half_turn` names some of them)
-PASSES = frozenset({"coarse", "finest", "fine"})
 RESCUE_SCREEN = 0.5
 # The small-index pass is judged on at least this many sure boxes of the finest pass.
 FINE_MIN_SURE = 4
+# the detector's passes: the coarse scout, the finest pass and the small-index pass
+# (`OnnxDetector.half_turn` names some of them)
+PASSES = frozenset({"coarse", "finest", "fine"})
 
 
 # Finest-pass pieces (`roi_rectangles`): two pieces are run as one where that adds at most
