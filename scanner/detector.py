@@ -84,6 +84,26 @@ def non_max_suppression(boxes: np.ndarray, scores: np.ndarray, iou_threshold: fl
     return np.asarray(keep, dtype=np.int64)
 
 
+def fuse_views(boxes: np.ndarray, scores: np.ndarray, other: np.ndarray,
+               other_scores: np.ndarray, same: float) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes of two views of one image (xyxy, the same pixels) as one list: a box of
+    `other` overlapping one of `boxes` by IoU `same` or more is that index again, so the
+    pair becomes one box, where the two agree weighted by score, at the better score; the
+    rest of both views are kept as they are."""
+    keep = np.ones(len(other), bool)
+    if len(boxes) and len(other):
+        iou = box_iou(other[:, None], boxes)
+        nearest = iou.argmax(axis=1)
+        pairs = np.flatnonzero(iou[np.arange(len(other)), nearest] >= same)
+        if len(pairs):
+            a, wa, wb = nearest[pairs], scores[nearest[pairs]], other_scores[pairs]
+            boxes, scores = boxes.copy(), scores.copy()
+            boxes[a] = (boxes[a] * wa[:, None] + other[pairs] * wb[:, None]) / (wa + wb)[:, None]
+            scores[a] = np.maximum(wa, wb)
+            keep[pairs] = False
+    return np.concatenate([boxes, other[keep]]), np.concatenate([scores, other_scores[keep]])
+
+
 def crop_geometry(boxes: np.ndarray, margin: float = CROP_MARGIN
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Left, top and side (whole pixels) of the square crop `crop_indices` cuts around
@@ -365,22 +385,7 @@ class OnnxDetector:
             turned, turned_scores = self._net(np.ascontiguousarray(img[::-1, ::-1]), floor)
             back = np.stack([pw - turned[:, 2], ph - turned[:, 3],
                              pw - turned[:, 0], ph - turned[:, 1]], axis=1)
-            if self.half_turn_same < 1.0:
-                # a box of each view on one index: one box, where the two agree (weighted by
-                # score), at the better score; the other view's box is dropped
-                keep = np.ones(len(back), bool)
-                if len(boxes) and len(back):
-                    iou = box_iou(back[:, None], boxes)
-                    j = iou.argmax(axis=1)
-                    same = np.flatnonzero(iou[np.arange(len(back)), j] >= self.half_turn_same)
-                    if len(same):
-                        a, wa, wb = j[same], scores[j[same]], turned_scores[same]
-                        fused = (boxes[a] * wa[:, None] + back[same] * wb[:, None]) / (wa + wb)[:, None]
-                        boxes, scores = boxes.copy(), scores.copy()
-                        boxes[a], scores[a] = fused, np.maximum(wa, wb)
-                        keep[same] = False
-                back, turned_scores = back[keep], turned_scores[keep]
-            boxes, scores = np.concatenate([boxes, back]), np.concatenate([scores, turned_scores])
+            boxes, scores = fuse_views(boxes, scores, back, turned_scores, self.half_turn_same)
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
         return boxes, scores
