@@ -1147,6 +1147,25 @@ def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
     assert not any("counted as 6" in r["message"] for r in sure.review)
 
 
+def test_a_lone_rank_in_a_column_is_a_misread_only_when_read_unsurely():
+    # one card of a column of sevens read as an eight: a seven when the reader gave the
+    # eight MISREAD_BELOW or less, else an eight lying on the column (noted either way)
+    from scanner.reconstruct import MISREAD_BELOW
+
+    corners, _ = read(column(["7H", "7S", "7D", "7C", "7H"], 1000, 1700))
+    middle = int(np.argsort(corners.centers[:, 1])[2])
+    class_ids = corners.class_ids.copy()
+    class_ids[middle] = CLASS_ID["8"]
+    for rank_conf, counted in ((MISREAD_BELOW - 0.05, "7"), (MISREAD_BELOW + 0.05, "8")):
+        conf = corners.confidence.copy()
+        conf[middle] = rank_conf
+        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence,
+                                     corners.angle, conf), (W, H))
+        card = next(c for c in reading.cards if middle in c.corner_ids)
+        assert card.rank == counted
+        assert any("read as 8 in a column of 7" in n for n in card.notes) == (counted == "7")
+
+
 def test_an_unsure_wild_in_a_column_keeps_its_rank_but_a_joker_among_jacks():
     # a column of five tens with a joker and a two in it, both read unsurely: wilds of the
     # meld (a wild is a card of its column as often as not) ...
