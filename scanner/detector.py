@@ -402,7 +402,7 @@ class OnnxDetector:
             cx, cy, bw, bh = out[:4]
             boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
         keep = scores >= floor
-        return boxes[keep].astype(np.float32), scores[keep].astype(np.float32)
+        return boxes[keep].astype(np.float32, copy=False), scores[keep].astype(np.float32, copy=False)
 
     def _run_pass(self, rgb: np.ndarray, scale: float, floor: float | None,
                   kind: str) -> tuple[np.ndarray, np.ndarray]:
