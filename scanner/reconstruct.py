@@ -368,7 +368,9 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # small a card): the top index of the card a step back in a column or row,
             # when the detector missed the card's own, lies off it by half a step.
             along_diagonal = off_diagonal < LOOSE_OFF_DIAGONAL
-            loose = allowed & same_rank & alike & (
+            loose = allowed & same_rank & (alike | _cut_short_alike(
+                corners, allowed & same_rank & ~alike & (dist < limit), cand[:, 0], centres,
+                angles, scale, geo)) & (
                 (dist < 1.4 * limit) | ((dist < 1.75 * limit) & along_diagonal))
             np.fill_diagonal(loose, False)
             alone = loose.sum(axis=1) == 1
@@ -426,6 +428,49 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     kind[kind < 0] = 0
     groups = sorted(members.values(), key=min)
     return groups, kind
+
+
+# Two indices of one rank whose boxes' longer sides differ by up to this factor, the shorter
+# sides by under `CUT_SHORT_ACROSS`, may be one card when it is otherwise in doubt
+# (`_cut_short_alike`).
+CUT_SHORT_ALONG = 1.8
+CUT_SHORT_ACROSS = 1.35
+# how far inside the card's edges (card heights) another index must lie to be on its face
+CUT_SHORT_EDGE = 0.05
+
+
+def _cut_short_alike(corners: Corners, candidates: np.ndarray, centres_left: np.ndarray,
+                     centres: np.ndarray, angles: np.ndarray, scale: np.ndarray,
+                     geo: CardGeometry) -> np.ndarray:
+    """Which `candidates` (n, n: opposite indices of one rank that fit one card but are
+    not one print size, `_same_print`) are one card's indices all the same: one box cut
+    short along its glyph, and no other index on the card they would make.
+
+    The detector boxes the rank alone on some indices and rank and pip on others (a
+    kde-penguins 2's top index 40 px, its bottom index 67 px), and a partly covered
+    index's box is short: one whole top card of a meld was counted twice. Their boxes
+    stay one width. Cards of two decks in a fan can fit a card's diagonal the same way
+    (perfect corners: a small serif J and a large J with its pip, 1.73 apart), but
+    then the cards between them show their indices on the face of that card, and a
+    card in full view hides whatever lies under it.
+    Test layouts from the detector's corners: one top card counted twice 6 times
+    (docs/LAYOUT.md, session 24).
+    """
+    sides = np.sort(np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6), axis=1)
+    ratio = np.abs(np.log(sides[:, None, :] / sides[None, :, :]))
+    ok = (candidates & (ratio[..., 1] < math.log(CUT_SHORT_ALONG))
+          & (ratio[..., 0] < math.log(CUT_SHORT_ACROSS)))
+    ok |= ok.T
+    for i, j in zip(*np.nonzero(np.triu(ok, 1)), strict=True):
+        up, right = _unit_vectors(np.array([angles[i]]))
+        rel = centres - (centres_left[i] + centres_left[j]) / 2
+        h = scale[i, j]
+        on_face = ((np.abs(rel @ up[0]) < (0.5 - CUT_SHORT_EDGE) * h)
+                   & (np.abs(rel @ right[0]) < (0.5 * geo.aspect - CUT_SHORT_EDGE) * h))
+        on_face[[i, j]] = False
+        if on_face.any():
+            ok[i, j] = ok[j, i] = False
+    return ok
 
 
 # the side tolerance's multiple allowed for the other pairings of a four-index deck
