@@ -1386,6 +1386,19 @@ def test_indices_of_unlike_size_are_two_cards_when_another_index_shows_between()
     assert owner[twos[0]] != owner[twos[1]]
 
 
+def test_one_index_boxed_twice_and_read_in_two_directions_is_one_card():
+    # the detector's second box on a thin bare glyph, read a quarter turn off and unsurely,
+    # overlaps the first by more than half: it is that index, not a card of its own
+    corners, _ = read(column(["9H", "9S", "9D"], 1000, 1900))
+    top = int(np.argmin(corners.centers[:, 1]))
+    box = corners.boxes[top] + np.array([-2.0, -2.0, 2.0, 2.0])
+    doubled = Corners(np.vstack([corners.boxes, box]), np.r_[corners.class_ids, CLASS_ID["9"]],
+                      np.r_[corners.confidence, 0.35], np.r_[corners.angle, corners.angle[top] + 70])
+    reading = read_table(doubled, (W, H))
+    assert team_melds(reading, 0) == [["9", "9", "9"]]
+    assert len(reading.cards) == 3
+
+
 def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
                    turn: float = 0.0, rank: str = "K") -> Corners:
     """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
