@@ -1399,6 +1399,21 @@ def test_one_index_boxed_twice_and_read_in_two_directions_is_one_card():
     assert len(reading.cards) == 3
 
 
+@pytest.mark.parametrize("turn", [-25.0, 25.0])
+def test_a_whole_card_whose_indices_are_both_read_turned_counts_once(turn):
+    # a bare glyph's direction is read 20-30 degrees off, on a whole card often both of its
+    # indices the same way: they agree, but each places the card a third of a card aside
+    corners, _ = read([{"card": "4H", "x": 1500, "y": 1500, "angle": 0.0},
+                       {"card": "4S", "x": 2500, "y": 1500, "angle": 0.0}])
+    angle = corners.angle.astype(float).copy()
+    left = corners.centers[:, 0] < 2000
+    angle[left] = (angle[left] + turn) % 360
+    reading = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence, angle),
+                         (W, H))
+    assert len(reading.cards) == 2
+    assert all(len(c.corner_ids) == 2 for c in reading.cards)
+
+
 def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
                    turn: float = 0.0, rank: str = "K") -> Corners:
     """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
