@@ -453,9 +453,8 @@ def _cut_short_alike(corners: Corners, candidates: np.ndarray, centres_left: np.
     stay one width. Cards of two decks in a fan can fit a card's diagonal the same way
     (perfect corners: a small serif J and a large J with its pip, 1.73 apart), but
     then the cards between them show their indices on the face of that card, and a
-    card in full view hides whatever lies under it.
-    Test layouts from the detector's corners: one top card counted twice 6 times
-    (docs/LAYOUT.md, session 24).
+    card in full view hides whatever lies under it. On the test split's detector corners,
+    four of the six whole wilds counted twice were this (docs/LAYOUT.md, session 24).
     """
     sides = np.sort(np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6), axis=1)
     ratio = np.abs(np.log(sides[:, None, :] / sides[None, :, :]))
