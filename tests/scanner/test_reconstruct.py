@@ -1414,6 +1414,24 @@ def test_a_whole_card_whose_indices_are_both_read_turned_counts_once(turn):
     assert all(len(c.corner_ids) == 2 for c in reading.cards)
 
 
+def test_a_red_three_read_unsurely_by_the_detector_still_counts():
+    # a red three lies apart from the melds, where no line of cards supports an unsure
+    # corner: one read as a red three at 0.3, its rank at 0.6, is the team's red three
+    corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
+                      + [{"card": "3H", "x": 2400, "y": 1950, "angle": 0.0}])
+    three = corners.class_ids == CLASS_ID["3R"]
+    conf = np.where(three, 0.3, corners.confidence)
+    rank_conf = np.where(three, 0.6, 1.0)
+    unsure = Corners(corners.boxes, corners.class_ids, conf, corners.angle, rank_conf)
+    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2)
+    assert reading.red_threes == [1, 0]
+    # read as a red three less surely, it is left to the player
+    doubtful = Corners(corners.boxes, corners.class_ids, conf, corners.angle,
+                       np.where(three, 0.4, 1.0))
+    assert read_table(doubtful, (W, H), min_confidence=0.4,
+                      supported_confidence=0.2).red_threes == [0, 0]
+
+
 def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
                    turn: float = 0.0, rank: str = "K") -> Corners:
     """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
