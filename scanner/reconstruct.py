@@ -2223,6 +2223,11 @@ DUPLICATE_IOU = 0.3
 # turned diagonal, 0.4 reads 4 more test melds right (84.35 -> 84.55%), the other sets and
 # perfect corners the same (0.35 as 0.4, 0.6 less; docs/LAYOUT.md, session 24)
 DUPLICATE_ANY_TURN_IOU = 0.4
+# A box of one rank lying this much inside another's, read the same way within 60 degrees,
+# is that index's again however surely both are read: the detector boxes a tall index once
+# whole and once its upper half, both at 0.75-0.8 (u13). Val deals 72.73 -> 73.11%, u13
+# 40.66 -> 41.76%, test and v52 the same, perfect corners the same (docs/LAYOUT.md, session 24).
+DUPLICATE_INSIDE = 0.9
 # two indices of one rank whose outer corners lie closer than this (card heights) are one
 TWIN_CORNER = 0.06
 
@@ -2292,7 +2297,9 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     boxes overlapping by more than 0.4 are one index however far apart their angles
     are read: the direction of a thin bare glyph is read a quarter or more off (a
     kde-oxygen-white 9 read at 60 and at 352 degrees on one box; such a natural was
-    counted twice in its meld).
+    counted twice in its meld). A box lying almost wholly inside another of its rank,
+    read the same way, is one index whatever the confidences (a tall index boxed once
+    whole and once its upper half).
     """
     centres = corners.centers
     size = np.minimum(corners.heights, corners.boxes[:, 2] - corners.boxes[:, 0])
@@ -2305,7 +2312,18 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     overlap = _box_iou(corners.boxes)
     same_spot |= same_rank & unsure & (overlap > DUPLICATE_IOU) & (turn < 60)
     same_spot |= same_rank & unsure & (overlap > DUPLICATE_ANY_TURN_IOU)
+    same_spot |= same_rank & (_box_inside(corners.boxes) > DUPLICATE_INSIDE) & (turn < 60)
     return _keep_surest(same_spot, corners.confidence)
+
+
+def _box_inside(boxes: np.ndarray) -> np.ndarray:
+    """(n, n): the share of the smaller of two boxes that lies inside the other."""
+    iw = np.clip(np.minimum(boxes[:, None, 2], boxes[None, :, 2])
+                 - np.maximum(boxes[:, None, 0], boxes[None, :, 0]), 0, None)
+    ih = np.clip(np.minimum(boxes[:, None, 3], boxes[None, :, 3])
+                 - np.maximum(boxes[:, None, 1], boxes[None, :, 1]), 0, None)
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return iw * ih / np.maximum(np.minimum(area[:, None], area[None, :]), 1e-6)
 
 
 # the naturals whose index the reader mistakes for a joker's (the JOKER word's letters)

@@ -1432,6 +1432,19 @@ def test_a_red_three_read_unsurely_by_the_detector_still_counts():
                       supported_confidence=0.2).red_threes == [0, 0]
 
 
+def test_an_index_boxed_whole_and_by_its_upper_half_is_one_card():
+    # the detector boxes a tall index twice, whole and its upper half, both read surely:
+    # the half lies inside the whole, so it is that index again, not a card of its own
+    corners, _ = read(column(["10H", "10S", "10D"], 1000, 1900))
+    top = int(np.argmin(corners.centers[:, 1]))
+    x1, y1, x2, y2 = corners.boxes[top]
+    half = np.array([x1 + 2, y1 + 1, x2 - 2, y1 + 0.55 * (y2 - y1)])
+    doubled = Corners(np.vstack([corners.boxes, half]), np.r_[corners.class_ids, CLASS_ID["10"]],
+                      np.r_[corners.confidence, 0.8], np.r_[corners.angle, corners.angle[top] + 10])
+    reading = read_table(doubled, (W, H))
+    assert team_melds(reading, 0) == [["10", "10", "10"]]
+
+
 def _with_letter_k(corners: Corners, joker: int, along: float, across: float = 0.0,
                    turn: float = 0.0, rank: str = "K") -> Corners:
     """`corners` plus a K corner as big as the joker corner `joker`, `along` its lengths
