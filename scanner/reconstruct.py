@@ -333,13 +333,16 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     dists = {(ti, tj): np.linalg.norm(cand[:, None, ti] - cand[None, :, tj], axis=-1) / scale
              for ti in (0, 1) for tj in (0, 1)}
     four_index = _four_index_evidence(dists, opposite & same_rank, geo)
-    dists[0, 0], off_diagonal = _diagonal_mismatch(anchors[0], angles, scale, geo)
+    diagonals = _expected_diagonals(anchors[0], angles, scale, geo)
+    dists[0, 0], off_diagonal = _diagonal_mismatch(*diagonals, scale)
     # how much further apart two indices lie than a card diagonal, in card heights
     diagonal = math.hypot(geo.aspect * (1 - 2 * geo.corner_x), 1 - 2 * geo.corner_y)
     longer = np.linalg.norm(anchors[0][:, None] - anchors[0][None], axis=-1) / scale - diagonal
     sides = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6)
     sides = np.sort(sides, axis=1)  # a turn by 90 degrees swaps width and height
-    one_glyph = (np.abs(np.log(sides[:, None, :] / sides[None, :, :])) < math.log(1.3)).all(-1)
+    # how unlike two boxes are, shorter and longer side apart (n, n, 2)
+    side_ratio = np.abs(np.log(sides[:, None, :] / sides[None, :, :]))
+    one_glyph = (side_ratio < math.log(1.3)).all(-1)
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -369,10 +372,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # when the detector missed the card's own, lies off it by half a step.
             along_diagonal = off_diagonal < LOOSE_OFF_DIAGONAL
             loose = allowed & same_rank & (alike | _cut_short_alike(
-                corners, allowed & same_rank & ~alike & (dist < limit), cand[:, 0], centres,
+                side_ratio, allowed & same_rank & ~alike & (dist < limit), cand[:, 0], centres,
                 angles, scale, geo)) & (
                 (dist < 1.4 * limit) | ((dist < 1.75 * limit) & along_diagonal)
-                | _turned_diagonal(anchors[0], angles, scale, geo))
+                | _turned_diagonal(*diagonals))
             np.fill_diagonal(loose, False)
             alone = loose.sum(axis=1) == 1
             ok |= loose & alone[:, None] & alone[None, :]
@@ -436,16 +439,15 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
 # (`_cut_short_alike`).
 CUT_SHORT_ALONG = 1.8
 CUT_SHORT_ACROSS = 1.35
-# how far inside the card's edges (card heights) another index must lie to be on its face
-CUT_SHORT_EDGE = 0.05
 
 
-def _cut_short_alike(corners: Corners, candidates: np.ndarray, centres_left: np.ndarray,
+def _cut_short_alike(side_ratio: np.ndarray, candidates: np.ndarray, centres_left: np.ndarray,
                      centres: np.ndarray, angles: np.ndarray, scale: np.ndarray,
                      geo: CardGeometry) -> np.ndarray:
     """Which `candidates` (n, n: opposite indices of one rank that fit one card but are
     not one print size, `_same_print`) are one card's indices all the same: one box cut
-    short along its glyph, and no other index on the card they would make.
+    short along its glyph (`side_ratio`: the log ratios of two boxes' shorter and longer
+    sides, n x n x 2), and no other index on the card they would make (`_on_face`).
 
     The detector boxes the rank alone on some indices and rank and pip on others (a
     kde-penguins 2's top index 40 px, its bottom index 67 px), and a partly covered
@@ -456,17 +458,12 @@ def _cut_short_alike(corners: Corners, candidates: np.ndarray, centres_left: np.
     card in full view hides whatever lies under it. On the test split's detector corners,
     four of the six whole wilds counted twice were this (docs/LAYOUT.md, session 24).
     """
-    sides = np.sort(np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6), axis=1)
-    ratio = np.abs(np.log(sides[:, None, :] / sides[None, :, :]))
-    ok = (candidates & (ratio[..., 1] < math.log(CUT_SHORT_ALONG))
-          & (ratio[..., 0] < math.log(CUT_SHORT_ACROSS)))
+    ok = (candidates & (side_ratio[..., 1] < math.log(CUT_SHORT_ALONG))
+          & (side_ratio[..., 0] < math.log(CUT_SHORT_ACROSS)))
     ok |= ok.T
     for i, j in zip(*np.nonzero(np.triu(ok, 1)), strict=True):
-        up, right = _unit_vectors(np.array([angles[i]]))
-        rel = centres - (centres_left[i] + centres_left[j]) / 2
-        h = scale[i, j]
-        on_face = ((np.abs(rel @ up[0]) < (0.5 - CUT_SHORT_EDGE) * h)
-                   & (np.abs(rel @ right[0]) < (0.5 * geo.aspect - CUT_SHORT_EDGE) * h))
+        on_face = _on_face(centres, (centres_left[i] + centres_left[j]) / 2, angles[i],
+                           scale[i, j], geo.aspect)
         on_face[[i, j]] = False
         if on_face.any():
             ok[i, j] = ok[j, i] = False
@@ -539,14 +536,13 @@ def _expected_diagonals(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarr
     return v, np.stack([cos_m * across - sin_m * down, sin_m * across + cos_m * down], axis=-1)
 
 
-def _diagonal_mismatch(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
-                       geo: CardGeometry) -> tuple[np.ndarray, np.ndarray]:
+def _diagonal_mismatch(v: np.ndarray, e: np.ndarray, scale: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """How far corner j is from where corner i's card has its opposite (bottom-right) index
-    (`_expected_diagonals`), in card heights (n, n); also the part of that mismatch across
-    the diagonal: a card bigger or smaller than measured (perspective) misses along it,
-    the next card of a column or row beside it.
+    (`v`, `e`: `_expected_diagonals`), in card heights (n, n); also the part of that
+    mismatch across the diagonal: a card bigger or smaller than measured (perspective)
+    misses along it, the next card of a column or row beside it.
     """
-    v, e = _expected_diagonals(anchors, angles, scale, geo)
     ex, ey = e[..., 0], e[..., 1]
     miss_x, miss_y = v[..., 0] - ex, v[..., 1] - ey
     across_diagonal = np.abs(miss_x * ey - miss_y * ex) / np.maximum(np.hypot(ex, ey), 1e-9)
@@ -560,10 +556,10 @@ TURNED_DIAGONAL_LENGTH = 0.1
 TURNED_DIAGONAL_TURN = 35.0
 
 
-def _turned_diagonal(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
-                     geo: CardGeometry) -> np.ndarray:
+def _turned_diagonal(v: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Pairs (n, n) whose outer corners lie one card diagonal apart, that diagonal turned
-    less than `TURNED_DIAGONAL_TURN` from where the two indices' angles put it.
+    less than `TURNED_DIAGONAL_TURN` from where the two indices' angles put it (`v`, `e`:
+    `_expected_diagonals`).
 
     A bare glyph's direction is read 20-30 degrees off, and a whole card's two indices
     often both the same way (tango's 4s on the test split: 156 and 338 degrees on a card
@@ -571,7 +567,6 @@ def _turned_diagonal(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
     by a third of a card, and the card was counted twice. The distance between them is
     the card's diagonal whatever the angle.
     """
-    v, e = _expected_diagonals(anchors, angles, scale, geo)
     length = np.hypot(v[..., 0], v[..., 1])
     want = np.maximum(np.hypot(e[..., 0], e[..., 1]), 1e-9)
     turn = np.degrees(np.abs(np.arctan2(v[..., 0] * e[..., 1] - v[..., 1] * e[..., 0],
@@ -2044,8 +2039,15 @@ INSIDE_MARGIN = 0.05
 
 def _inside_card(points: np.ndarray, card: CardReading, card_h: float, aspect: float) -> np.ndarray:
     """Which of `points` (N, 2) lie on `card`'s face, clear of its edges."""
-    up, right = _unit_vectors(np.array([card.angle]))
-    rel = np.asarray(points, float).reshape(-1, 2) - np.asarray(card.center, float)
+    return _on_face(points, card.center, card.angle, card_h, aspect)
+
+
+def _on_face(points: np.ndarray, center, angle: float, card_h: float,
+             aspect: float) -> np.ndarray:
+    """Which of `points` (N, 2) lie on the face of a card at `center` whose top points at
+    `angle`, clear of its edges by `INSIDE_MARGIN`."""
+    up, right = _unit_vectors(np.array([angle]))
+    rel = np.asarray(points, float).reshape(-1, 2) - np.asarray(center, float)
     return ((np.abs(rel @ up[0]) < (0.5 - INSIDE_MARGIN) * card_h)
             & (np.abs(rel @ right[0]) < (0.5 * aspect - INSIDE_MARGIN) * card_h))
 
@@ -2275,12 +2277,17 @@ def _same_corner_twins(corners: Corners, angles: np.ndarray,
     return _keep_surest(near, corners.confidence)
 
 
-def _box_iou(boxes: np.ndarray) -> np.ndarray:
-    """Intersection over union of every pair of (x1, y1, x2, y2) boxes, (n, n)."""
+def _box_overlaps(boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection areas of every pair of (x1, y1, x2, y2) boxes (n, n), and their areas."""
     lo = np.maximum(boxes[:, None, :2], boxes[None, :, :2])
     hi = np.minimum(boxes[:, None, 2:], boxes[None, :, 2:])
-    inter = np.prod(np.clip(hi - lo, 0.0, None), axis=-1)
-    area = np.prod(boxes[:, 2:] - boxes[:, :2], axis=-1)
+    return np.prod(np.clip(hi - lo, 0.0, None), axis=-1), np.prod(boxes[:, 2:] - boxes[:, :2],
+                                                                   axis=-1)
+
+
+def _box_iou(boxes: np.ndarray) -> np.ndarray:
+    """Intersection over union of every pair of (x1, y1, x2, y2) boxes, (n, n)."""
+    inter, area = _box_overlaps(boxes)
     return inter / np.maximum(area[:, None] + area[None, :] - inter, 1e-9)
 
 
@@ -2318,12 +2325,8 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
 
 def _box_inside(boxes: np.ndarray) -> np.ndarray:
     """(n, n): the share of the smaller of two boxes that lies inside the other."""
-    iw = np.clip(np.minimum(boxes[:, None, 2], boxes[None, :, 2])
-                 - np.maximum(boxes[:, None, 0], boxes[None, :, 0]), 0, None)
-    ih = np.clip(np.minimum(boxes[:, None, 3], boxes[None, :, 3])
-                 - np.maximum(boxes[:, None, 1], boxes[None, :, 1]), 0, None)
-    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    return iw * ih / np.maximum(np.minimum(area[:, None], area[None, :]), 1e-6)
+    inter, area = _box_overlaps(boxes)
+    return inter / np.maximum(np.minimum(area[:, None], area[None, :]), 1e-6)
 
 
 # the naturals whose index the reader mistakes for a joker's (the JOKER word's letters)
