@@ -368,6 +368,17 @@ def _paper_colour(rgb: np.ndarray) -> np.ndarray:
     return rgb.reshape(-1, 3)[key == mode].mean(axis=0)
 
 
+# A card corner whose median colour averages under DARK_PAPER is dark paper (kde-oxygen's
+# black and red cards); on it the ink is what is lighter than the paper's darkest channel
+# by LIGHT_INK in every channel.
+DARK_PAPER = 110
+LIGHT_INK = 100
+# The version of the ink rule a manifest entry was measured with: 2 since 2026-12-04 (session
+# 25), when light print on dark paper got its own rule; entries measured before are measured
+# again on their saved faces (`remeasure`).
+INK_RULE = 2
+
+
 def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> tuple[float, float, float, float] | None:
     """Top-left-equivalent index box (fractions of the card) from the ink near one corner.
 
@@ -389,7 +400,14 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
     inner = cv2.erode((img[:rh, :rw, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8),
                       iterations=max(2, int(0.025 * w))) > 0
     paper = _paper_colour(region[inner].reshape(-1, 1, 3).astype(np.float32))
-    ink = (np.abs(region - paper).max(axis=2) > 70) & inner
+    dark = np.median(region[inner], axis=0)
+    if dark.mean() < DARK_PAPER:
+        # light print on dark paper (kde-oxygen, whose light rim and the glow painted behind
+        # the glyph make the commonest colour no paper colour): the glyph is lighter than the
+        # paper in every channel, the glow only in some
+        ink = (region.min(axis=2) - dark.min() > LIGHT_INK) & inner
+    else:
+        ink = (np.abs(region - paper).max(axis=2) > 70) & inner
     n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
     comps, lower = [], []
     for i in range(1, n):
@@ -569,26 +587,22 @@ def _picture_of(joker: np.ndarray) -> np.ndarray:
     return pic
 
 
-def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.Generator) -> dict[str, Any]:
-    """Rasterize, crop, resize, measure one design; draw its jokers if needed; save the array."""
-    import cv2
+def measure_cards(cards: dict[str, np.ndarray], corner: str) -> dict[str, tuple[float, float, float, float]]:
+    """Each face card's own index box (top-left-equivalent fractions) where one is found."""
+    per_card = {}
+    for token in (t for t in FACE_TOKENS if t in cards):
+        box = measure_index(cards[token], corner)
+        if box is not None:
+            per_card[token] = box
+    return per_card
 
-    pngs = rasterize(src, ART_DIR / "png" / src.name)
-    missing = [t for t in FACE_TOKENS if t not in pngs]
-    if missing:
-        raise RuntimeError(f"{src.name}: cards missing from the art: {missing[:5]}")
-    cards = {t: crop_to_card(_load_rgba(p)) for t, p in pngs.items()}
-    aspect = float(np.median([c.shape[1] / c.shape[0] for t, c in cards.items() if t in FACE_TOKENS]))
-    size = (round(CARD_HEIGHT * aspect), CARD_HEIGHT)
-    cards = {t: cv2.resize(c, size, interpolation=cv2.INTER_AREA) for t, c in cards.items()}
-    first = src.corners[0]
+
+def rank_boxes(per_card: dict[str, tuple[float, float, float, float]]
+               ) -> tuple[dict[str, tuple[float, ...]], tuple[float, float, float, float]]:
+    """The label box of each rank class (the median of its cards' boxes that look like an
+    index) and the design's whole index region, from `measure_cards`' boxes."""
     boxes: dict[str, list[tuple[float, float, float, float]]] = {}
-    per_card: dict[str, tuple[float, float, float, float]] = {}
-    for token in FACE_TOKENS:
-        box = measure_index(cards[token], first)
-        if box is None:
-            continue
-        per_card[token] = box
+    for token, box in per_card.items():
         boxes.setdefault(rank_class(token), []).append(box)
     # a measurement far from the design's usual index height is a miss (a picture, a frame)
     heights = np.array([b[3] - b[1] for v in boxes.values() for b in v])
@@ -605,6 +619,23 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
     allb = np.array([b for v in boxes.values() for b in v])
     index_box = (float(np.percentile(allb[:, 0], 10)), float(np.percentile(allb[:, 1], 10)),
                  float(np.percentile(allb[:, 2], 90)), float(np.percentile(allb[:, 3], 90)))
+    return index_boxes, index_box
+
+
+def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.Generator) -> dict[str, Any]:
+    """Rasterize, crop, resize, measure one design; draw its jokers if needed; save the array."""
+    import cv2
+
+    pngs = rasterize(src, ART_DIR / "png" / src.name)
+    missing = [t for t in FACE_TOKENS if t not in pngs]
+    if missing:
+        raise RuntimeError(f"{src.name}: cards missing from the art: {missing[:5]}")
+    cards = {t: crop_to_card(_load_rgba(p)) for t, p in pngs.items()}
+    aspect = float(np.median([c.shape[1] / c.shape[0] for t, c in cards.items() if t in FACE_TOKENS]))
+    size = (round(CARD_HEIGHT * aspect), CARD_HEIGHT)
+    cards = {t: cv2.resize(c, size, interpolation=cv2.INTER_AREA) for t, c in cards.items()}
+    per_card = measure_cards(cards, src.corners[0])
+    index_boxes, index_box = rank_boxes(per_card)
     drawn_jokers = src.joker_ids is None or not src.joker_has_index
     if drawn_jokers:
         blank = blank_card(cards["5S"])
@@ -621,7 +652,7 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
             cards[token] = draw_joker(blank, pic, colour, jbox, src.corners, serif)
         index_boxes["JK"] = drawn_joker_label(jbox, size[0], CARD_HEIGHT, serif)
     else:
-        jb = [measure_index(cards[t], first, joker=True) for t in ("JK_red", "JK_black")]
+        jb = [measure_index(cards[t], src.corners[0], joker=True) for t in ("JK_red", "JK_black")]
         jb = [b for b in jb if b is not None]
         if jb:
             index_boxes["JK"] = joker_label(np.median(np.array(jb), axis=0), size[0], CARD_HEIGHT)
@@ -640,6 +671,7 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
         "card_boxes": card_boxes(per_card, index_boxes),
         "jokers_drawn": drawn_jokers, "joker_ink": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
+        "ink_rule": INK_RULE,
     }
 
 
@@ -672,16 +704,33 @@ def card_boxes(per_card: dict[str, tuple[float, float, float, float]],
     return out
 
 
+def _saved_cards(entry: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The face cards of a prepared design (its manifest entry), from its saved array."""
+    faces = load_faces(entry["design"])
+    return {t: np.asarray(faces[k]) for k, t in enumerate(entry["tokens"]) if t in FACE_TOKENS}
+
+
 def measure_card_boxes(entry: dict[str, Any]) -> dict[str, list[float]]:
     """`card_boxes` of a prepared design (its manifest entry), measured on its saved faces."""
-    faces = load_faces(entry["design"])
-    per_card = {}
-    for k, token in enumerate(entry["tokens"]):
-        if token in FACE_TOKENS:
-            box = measure_index(np.asarray(faces[k]), entry["index_corners"][0])
-            if box is not None:
-                per_card[token] = box
-    return card_boxes(per_card, entry["index_boxes"])
+    return card_boxes(measure_cards(_saved_cards(entry), entry["index_corners"][0]), entry["index_boxes"])
+
+
+def remeasure(entry: dict[str, Any]) -> bool:
+    """Measure a prepared design's index labels again on its saved faces with the current ink
+    rule, in place (its joker's label stays: the saved jokers were drawn to it); returns
+    whether a label changed."""
+    per_card = measure_cards(_saved_cards(entry), entry["index_corners"][0])
+    index_boxes, index_box = rank_boxes(per_card)
+    if "JK" in entry["index_boxes"]:
+        index_boxes["JK"] = tuple(entry["index_boxes"]["JK"])
+    new = {
+        "index_box": [round(v, 4) for v in index_box],
+        "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
+        "card_boxes": card_boxes(per_card, index_boxes),
+    }
+    changed = any(entry.get(k) != v for k, v in new.items())
+    entry.update(new, ink_rule=INK_RULE)
+    return changed
 
 
 def joker_label(box, card_w: int, card_h: int) -> tuple[float, float, float, float]:
@@ -729,6 +778,11 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
         manifest[src.name]["card_boxes"] = measure_card_boxes(manifest[src.name])
         print(f"art: {src.name}: {len(manifest[src.name]['card_boxes'])} cards with their own "
               "index box (`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
+    for src in [s for s in wanted if manifest[s.name].get("ink_rule", 1) < INK_RULE]:
+        if remeasure(manifest[src.name]):
+            print(f"art: {src.name}: index labels measured again with the light-ink rule "
+                  "(`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
+        older.append(src)  # the manifest is written below
     strips = [s for s in wanted if manifest[s.name].get("jokers_drawn") and "joker_ink" not in manifest[s.name]]
     for src in strips:  # drawn jokers labelled as wide as the strip they were drawn in: their ink now
         entry = manifest[src.name]
