@@ -399,7 +399,6 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
     # inside the card, away from its outline stroke and rounded corner
     inner = cv2.erode((img[:rh, :rw, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8),
                       iterations=max(2, int(0.025 * w))) > 0
-    paper = _paper_colour(region[inner].reshape(-1, 1, 3).astype(np.float32))
     dark = np.median(region[inner], axis=0)
     if dark.mean() < DARK_PAPER:
         # light print on dark paper (kde-oxygen, whose light rim and the glow painted behind
@@ -407,6 +406,7 @@ def measure_index(rgba: np.ndarray, corner: str = "tl", joker: bool = False) -> 
         # paper in every channel, the glow only in some
         ink = (region.min(axis=2) - dark.min() > LIGHT_INK) & inner
     else:
+        paper = _paper_colour(region[inner].reshape(-1, 1, 3).astype(np.float32))
         ink = (np.abs(region - paper).max(axis=2) > 70) & inner
     n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
     comps, lower = [], []
@@ -667,9 +667,7 @@ def prepare_design(src: DeckSource, pictures: list[np.ndarray], rng: np.random.G
         "source": src.path if src.kind in ("gnome", "kde") else src.kind,
         "split": "test" if src.name in TEST_DESIGNS else "train",
         "aspect": round(aspect, 4), "index_corners": list(src.corners),
-        "index_box": [round(v, 4) for v in index_box],
-        "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
-        "card_boxes": card_boxes(per_card, index_boxes),
+        **_label_fields(per_card, index_boxes, index_box),
         "jokers_drawn": drawn_jokers, "joker_ink": drawn_jokers, "tokens": list(order), "size": [size[1], size[0]],
         "ink_rule": INK_RULE,
     }
@@ -704,6 +702,16 @@ def card_boxes(per_card: dict[str, tuple[float, float, float, float]],
     return out
 
 
+def _label_fields(per_card: dict[str, tuple[float, float, float, float]],
+                  index_boxes: dict[str, tuple[float, ...]],
+                  index_box: tuple[float, float, float, float]) -> dict[str, Any]:
+    """A manifest entry's label fields: the design's index region, each rank's label box and
+    the cards labelled by their own box (rounded as the manifest keeps them)."""
+    return {"index_box": [round(v, 4) for v in index_box],
+            "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
+            "card_boxes": card_boxes(per_card, index_boxes)}
+
+
 def _saved_cards(entry: dict[str, Any]) -> dict[str, np.ndarray]:
     """The face cards of a prepared design (its manifest entry), from its saved array."""
     faces = load_faces(entry["design"])
@@ -723,11 +731,7 @@ def remeasure(entry: dict[str, Any]) -> bool:
     index_boxes, index_box = rank_boxes(per_card)
     if "JK" in entry["index_boxes"]:
         index_boxes["JK"] = tuple(entry["index_boxes"]["JK"])
-    new = {
-        "index_box": [round(v, 4) for v in index_box],
-        "index_boxes": {k: [round(v, 4) for v in b] for k, b in index_boxes.items()},
-        "card_boxes": card_boxes(per_card, index_boxes),
-    }
+    new = _label_fields(per_card, index_boxes, index_box)
     changed = any(entry.get(k) != v for k, v in new.items())
     entry.update(new, ink_rule=INK_RULE)
     return changed
@@ -778,11 +782,11 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
         manifest[src.name]["card_boxes"] = measure_card_boxes(manifest[src.name])
         print(f"art: {src.name}: {len(manifest[src.name]['card_boxes'])} cards with their own "
               "index box (`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
-    for src in [s for s in wanted if manifest[s.name].get("ink_rule", 1) < INK_RULE]:
+    measured = [s for s in wanted if manifest[s.name].get("ink_rule", 1) < INK_RULE]
+    for src in measured:
         if remeasure(manifest[src.name]):
             print(f"art: {src.name}: index labels measured again with the light-ink rule "
                   "(`python -m datasets.relabel` the scenes built before)", file=sys.stderr)
-        older.append(src)  # the manifest is written below
     strips = [s for s in wanted if manifest[s.name].get("jokers_drawn") and "joker_ink" not in manifest[s.name]]
     for src in strips:  # drawn jokers labelled as wide as the strip they were drawn in: their ink now
         entry = manifest[src.name]
@@ -796,7 +800,7 @@ def prepare_all(names: Iterable[str] | None = None, force: bool = False) -> dict
             print(f"art: {src.name}: its drawn joker's letters were not found on the saved "
                   "faces; the joker keeps its strip label (`--force` draws the art again)",
                   file=sys.stderr)
-    if older or strips:
+    if older or measured or strips:
         manifest_path.write_text(json.dumps(manifest, indent=1))
     return {k: v for k, v in manifest.items() if names is None or k in set(names)}
 
