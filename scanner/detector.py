@@ -307,13 +307,19 @@ class OnnxDetector:
         self.roi_floor = float(run.get("roi_floor", 0.1))
         # Rescue (see `_rescue`): boxes the passes score from `rescue_floor` up to `conf`,
         # where no surer box lies, are read too; one the reader gives a rank of
-        # `rescue_ranks` with `rescue_prob` or more is kept, at `rescue_score`. 0 = off.
+        # `rescue_ranks` with `rescue_prob` or more is kept, at `rescue_score`; one read
+        # under `rescue_sure_prob` (default `rescue_prob`) at `rescue_unsure_score` (default
+        # `rescue_score`): low enough that `detect`'s gate leaves it out while the layout,
+        # which reads corners from a lower floor, may use it where a line of cards supports
+        # it. 0 = off.
         self.rescue_ranks = _rank_ids("rescue_ranks", rescue_ranks if rescue_ranks is not None
                                       else run.get("rescue_ranks", ()))
         self.rescue_floor = float(rescue_floor if rescue_floor is not None
                                   else run.get("rescue_floor", 0.0)) if len(self.rescue_ranks) else 0.0
         self.rescue_prob = float(run.get("rescue_prob", 0.95))
         self.rescue_score = float(run.get("rescue_score", 0.35))
+        self.rescue_sure_prob = float(run.get("rescue_sure_prob", self.rescue_prob))
+        self.rescue_unsure_score = float(run.get("rescue_unsure_score", self.rescue_score))
         # The passes named here ("coarse", "finest", "fine") run the net on their image
         # turned half round too and keep the boxes of both views: a second look at every
         # index, upside down (cards lie both ways on a table, so the net knows both); a box
@@ -759,7 +765,9 @@ class OnnxDetector:
         if rescued.any():  # a rescued box stays only as a sure reading of a rescued rank
             is_index &= ~rescued | (np.isin(rank_ids, self.rescue_ranks)
                                     & (rank_prob >= self.rescue_prob))
-            det_scores = np.where(rescued, self.rescue_score, det_scores)
+            det_scores = np.where(rescued, np.where(rank_prob >= self.rescue_sure_prob,
+                                                    self.rescue_score, self.rescue_unsure_score),
+                                  det_scores)
         confidence = det_scores * rank_prob
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
         gate = self.min_confidence if min_confidence is None else min_confidence

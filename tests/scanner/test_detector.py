@@ -843,6 +843,41 @@ def _reads(ranks: list[tuple[str, float]]) -> np.ndarray:
     return probs
 
 
+# Boxes for the rescue tests: what the passes found, their scores and what the reader reads.
+RESCUE_FOUND = np.array([[10, 10, 40, 60],      # 0: sure, read K
+                         [100, 10, 130, 60],    # 1: low, clear, read JK 0.99
+                         [102, 14, 132, 64],    # 2: low, on 1, scored under it
+                         [200, 10, 230, 60],    # 3: low, clear, read JK 0.8
+                         [300, 10, 330, 60],    # 4: low, clear, read 7 0.99: not a rescued rank
+                         [14, 20, 44, 70]],     # 5: low, on the sure box: never read
+                        np.float32)
+RESCUE_SCORES = np.float32([0.9, 0.1, 0.08, 0.1, 0.1, 0.2])
+RESCUE_READING = [("K", 0.98), ("JK", 0.99), ("JK", 0.99), ("JK", 0.8), ("7", 0.99), ("K", 0.99)]
+
+
+def _rescued(det: OnnxDetector) -> tuple[Corners, list[int]]:
+    """`det`'s corners of the rescue boxes (its passes and reader replaced by the table
+    above) and which boxes the rescue screened."""
+    found = RESCUE_FOUND
+    rgb = np.full((400, 400, 3), 255, np.uint8)
+    for i, (x1, y1, x2, y2) in enumerate(found.astype(int)):  # each box's middle says which
+        rgb[(y1 + y2) // 2 - 2:(y1 + y2) // 2 + 3, (x1 + x2) // 2 - 2:(x1 + x2) // 2 + 3] = 10 * i
+    det._find = lambda rgb, full, upright: (found, RESCUE_SCORES, 0, rgb, None)
+    screened: list[int] = []
+
+    def read_views(crops, turns):
+        ids = [int(c[c.shape[0] // 2, c.shape[1] // 2, 0]) // 10 for c in crops]
+        screened.extend(ids)
+        return _reads([RESCUE_READING[i] for i in ids])[None], np.zeros((1, len(ids)))
+    det._read_views = read_views
+
+    def read(src, boxes):
+        ids = [int(np.argmax(box_iou(b, found))) for b in boxes]
+        return _reads([RESCUE_READING[i] for i in ids]), np.zeros(len(boxes))
+    det.read = read
+    return det.detect(rgb), screened
+
+
 def test_a_low_scored_box_read_surely_as_a_joker_is_rescued() -> None:
     """`rescue_floor` / `rescue_ranks`: boxes under the score floor, clear of surer boxes,
     are read; one read as a rescued rank with `rescue_prob` or more is kept at
@@ -850,42 +885,43 @@ def test_a_low_scored_box_read_surely_as_a_joker_is_rescued() -> None:
     sure box or on a better rescued box is not; the sure box is as without the rescue."""
     det = OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=("JK",), min_confidence=0.0,
                        refine_weight=0.0)
-    assert det._low == 0.05 and det.rescue_prob == 0.95 and det.rescue_score == 0.35
-    found = np.array([[10, 10, 40, 60],      # 0: sure, read K
-                      [100, 10, 130, 60],    # 1: low, clear, read JK 0.99: rescued
-                      [102, 14, 132, 64],    # 2: low, on 1, scored under it
-                      [200, 10, 230, 60],    # 3: low, clear, read JK 0.8: unsure, dropped
-                      [300, 10, 330, 60],    # 4: low, clear, read 7 0.99: not a rescued rank
-                      [14, 20, 44, 70]],     # 5: low, on the sure box: never read
-                     np.float32)
-    scores = np.float32([0.9, 0.1, 0.08, 0.1, 0.1, 0.2])
-    reading = [("K", 0.98), ("JK", 0.99), ("JK", 0.99), ("JK", 0.8), ("7", 0.99), ("K", 0.99)]
-    rgb = np.full((400, 400, 3), 255, np.uint8)
-    for i, (x1, y1, x2, y2) in enumerate(found.astype(int)):  # each box's middle says which
-        rgb[(y1 + y2) // 2 - 2:(y1 + y2) // 2 + 3, (x1 + x2) // 2 - 2:(x1 + x2) // 2 + 3] = 10 * i
-    det._find = lambda rgb, full, upright: (found, scores, 0, rgb, None)
-    screened: list[int] = []
-
-    def read_views(crops, turns):
-        ids = [int(c[c.shape[0] // 2, c.shape[1] // 2, 0]) // 10 for c in crops]
-        screened.extend(ids)
-        return _reads([reading[i] for i in ids])[None], np.zeros((1, len(ids)))
-    det._read_views = read_views
-
-    def read(src, boxes):
-        ids = [int(np.argmax(box_iou(b, found))) for b in boxes]
-        return _reads([reading[i] for i in ids]), np.zeros(len(boxes))
-    det.read = read
-    corners = det.detect(rgb)
+    det.rescue_prob = det.rescue_sure_prob = 0.95
+    det.rescue_score = det.rescue_unsure_score = 0.35
+    assert det._low == 0.05
+    corners, screened = _rescued(det)
     assert sorted(screened) == [1, 2, 3, 4]  # the box on a sure one is not read at all
     assert [INDEX_CLASSES[k] for k in corners.class_ids] == ["K", "JK"]
-    assert np.allclose(corners.boxes, found[[0, 1]])
+    assert np.allclose(corners.boxes, RESCUE_FOUND[[0, 1]])
     assert np.allclose(corners.confidence, [0.9 * 0.98, 0.35 * 0.99])
     # off (no rescue ranks): the passes keep only boxes at `conf` or more
     off = OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=())
     assert off.rescue_floor == 0.0 and off._low == off.conf
     with pytest.raises(ValueError, match="no such rank"):
         OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=("Joker",))
+
+
+def test_a_rescued_box_read_less_surely_is_kept_under_the_detect_gate() -> None:
+    """Read as a rescued rank from `rescue_prob` up to `rescue_sure_prob`, a low box is kept
+    at `rescue_unsure_score` x its probability: for the layout's lower floor, under the
+    gate `detect` lists from."""
+    det = OnnxDetector(MODELS_DIR, rescue_floor=0.05, rescue_ranks=("JK",), min_confidence=0.0,
+                       refine_weight=0.0)
+    det.rescue_prob, det.rescue_sure_prob = 0.75, 0.95
+    det.rescue_score, det.rescue_unsure_score = 0.35, 0.25
+    corners, _ = _rescued(det)
+    assert [INDEX_CLASSES[k] for k in corners.class_ids] == ["K", "JK", "JK"]
+    assert np.allclose(corners.boxes, RESCUE_FOUND[[0, 1, 3]])
+    assert np.allclose(corners.confidence, [0.9 * 0.98, 0.35 * 0.99, 0.25 * 0.8])
+    assert corners.confidence[2] < OnnxDetector(MODELS_DIR).min_confidence
+
+
+def test_the_shipped_rescue_keeps_unsure_reads_under_the_gate() -> None:
+    """detector.json: a rescued box read less than surely scores under `detect`'s gate
+    (x its probability), a surely read one over it."""
+    det = OnnxDetector(MODELS_DIR)
+    assert det.rescue_prob < det.rescue_sure_prob
+    assert det.rescue_unsure_score * det.rescue_sure_prob < det.min_confidence
+    assert det.rescue_score * det.rescue_sure_prob >= det.min_confidence
 
 
 def test_the_rescue_leaves_the_corners_of_a_photo_as_they_were(scene) -> None:
