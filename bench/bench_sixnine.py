@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from scanner.classes import INDEX_CLASSES
-from scanner.detector import OnnxDetector, crop_indices
+from scanner.detector import OnnxDetector
 from scanner.imageio import load_photo
 
 MIN_VISIBLE = 0.6
@@ -29,9 +29,7 @@ MIN_VISIBLE = 0.6
 
 def nine_shares(detector: OnnxDetector, rgb: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """The 6/9 reader's share of 9 (against 6) for each box (`rgb` pixels), four turns averaged."""
-    crops = crop_indices(rgb, boxes, detector.sn_size, detector.sn_margin)
-    views, _ = detector._read_views(crops, (0, 1, 2, 3), detector._sn)
-    mean = views.mean(axis=0)
+    mean, _ = detector.six_nine_views(rgb, boxes)
     six, nine = INDEX_CLASSES.index("6"), INDEX_CLASSES.index("9")
     return mean[:, nine] / np.maximum(mean[:, six] + mean[:, nine], 1e-6)
 

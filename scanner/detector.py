@@ -623,6 +623,14 @@ class OnnxDetector:
         angles[pick] = np.where(off <= 45.0, angles[pick],
                                 np.where(off >= 135.0, angles[pick] + 180.0, wide)) % 360.0
 
+    def six_nine_views(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The 6/9 reader's reading of `boxes` (`rgb` pixels) from its own crop (`sn_size`
+        pixels, `sn_margin` times the box), averaged over four quarter turns: class
+        probabilities (N, classes) and directions (N,) in degrees. Needs a 6/9 reader."""
+        crops = crop_indices(rgb, boxes, self.sn_size, self.sn_margin)
+        views, back = self._read_views(crops, (0, 1, 2, 3), self._sn)
+        return views.mean(axis=0), _mean_direction(back)
+
     def _six_or_nine(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
                      angles: np.ndarray) -> dict[int, float]:
         """Settle 6 against 9 from a wider look, in place.
@@ -650,10 +658,8 @@ class OnnxDetector:
             return {}
         directions: dict[int, float] = {}
         if self._sn is not None:  # the 6/9 reader, on its own wider crops
-            crops = crop_indices(rgb, boxes[pick], self.sn_size, self.sn_margin)
-            views, back = self._read_views(crops, (0, 1, 2, 3), self._sn)
-            wide = views.mean(axis=0)
-            directions = dict(zip(pick.tolist(), _mean_direction(back).tolist(), strict=True))
+            wide, back = self.six_nine_views(rgb, boxes[pick])
+            directions = dict(zip(pick.tolist(), back.tolist(), strict=True))
             w = self.six_nine_weight
         else:
             crops = crop_indices(rgb, boxes[pick], self.crop_size, self.six_nine_margin)
