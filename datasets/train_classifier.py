@@ -192,33 +192,46 @@ def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_r
     return out
 
 
-def conv_features(pool: bool = True):
+# the readers' body's channels, block by block, at width 1
+BODY_CHANNELS = (24, 32, 48, 64, 96, 96)
+
+
+def body_channels(width: float = 1.0) -> tuple[int, ...]:
+    """The body's channels at `width` times the shipped reader's (multiples of 8)."""
+    return tuple(int(round(c * width / 8)) * 8 for c in BODY_CHANNELS)
+
+
+def conv_features(pool: bool = True, width: float = 1.0):
     """The readers' body: 6 conv blocks (40 px -> 5 px), then global pooling to 96 features
-    (without `pool`, the 96-channel map is left as it is)."""
+    (`width` times as many channels throughout; without `pool`, the last map is left as it
+    is)."""
     from torch import nn
 
     def block(cin: int, cout: int, stride: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
                              nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
+    c = body_channels(width)
     return nn.Sequential(
-        block(3, 24, 1), block(24, 32, 2),      # 40 -> 20
-        block(32, 48, 1), block(48, 64, 2),     # 20 -> 10
-        block(64, 96, 1), block(96, 96, 2),     # 10 -> 5
+        block(3, c[0], 1), block(c[0], c[1], 2),      # 40 -> 20
+        block(c[1], c[2], 1), block(c[2], c[3], 2),   # 20 -> 10
+        block(c[3], c[4], 1), block(c[4], c[5], 2),   # 10 -> 5
         *((nn.AdaptiveAvgPool2d(1), nn.Flatten()) if pool else ()))
 
 
-def make_model():
+def make_model(width: float = 1.0):
     """The index reader: the conv body, a rank head and an angle head."""
     import torch
     from torch import nn
 
+    features = body_channels(width)[-1]
+
     class IndexReader(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.features = conv_features()
-            self.rank = nn.Linear(96, len(CLASSES))
-            self.angle = nn.Linear(96, 2)
+            self.features = conv_features(width=width)
+            self.rank = nn.Linear(features, len(CLASSES))
+            self.angle = nn.Linear(features, 2)
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             f = self.features(x)
@@ -353,7 +366,8 @@ def fit(model, n_train: int, batch_loss, score, epochs: int, epoch_size: int, ba
 
 def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
-          lr: float = 3e-3, init: Path | None = None) -> tuple[object, list[dict]]:
+          lr: float = 3e-3, init: Path | None = None,
+          width: float = 1.0) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
     import torch
     from torch import nn
@@ -365,7 +379,10 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
     x_all = torch.from_numpy(tr["crops"]).permute(0, 3, 1, 2).contiguous()
     y_all = torch.from_numpy(tr["labels"])
     a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
-    model = make_model()
+    model = make_model(width)
+    if init is not None and init.suffix == ".onnx" and width != 1.0:
+        raise SystemExit("--init from an ONNX reader recovers the shipped width only: "
+                         "train a --width other than 1 from scratch or from a run's last.pt")
     if init is not None and init.suffix == ".onnx":  # continue from a shipped reader
         from datasets.warmstart import recover_sequential
 
@@ -477,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
                          "are trained on too, e.g. crops of the relettered scenes")
     ap.add_argument("--val-cache", type=Path, help="read val.npz from this cache instead")
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
+    ap.add_argument("--width", type=float, default=1.0,
+                    help="channels of the reader's body times the shipped reader's (1.0)")
     ap.add_argument("--six-nine", action="store_true",
                     help="train the 6/9 reader instead: crops of 6s and 9s only (no 'none'), "
                          "exported to MODELS/sixnine.onnx, its settings to detector.json 'six_nine' "
@@ -518,7 +537,8 @@ def main(argv: list[str] | None = None) -> int:
         if (cache / "negatives.npz").exists() and keep is None:
             parts += [cache / "negatives.npz"] * args.negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
-                           args.run, args.epoch_size, args.batch, args.lr, args.init)
+                           args.run, args.epoch_size, args.batch, args.lr, args.init,
+                           args.width)
     args.models.mkdir(exist_ok=True)
     name, key = (("sixnine.onnx", "six_nine") if args.six_nine else
                  ("direction.onnx", "direction") if args.direction else
@@ -526,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     export(model, args.models / name, args.crop_size)
     record_model(args.models, key, {"file": name, "classes": list(CLASSES),
                                     "crop_size": args.crop_size, "crop_margin": args.crop_margin,
+                                    "width": args.width,
                                     "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
                                     "history": history})
     return 0

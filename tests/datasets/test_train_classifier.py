@@ -124,3 +124,10 @@ def test_direction_and_six_nine_are_two_readers(tmp_path: Path):
     with pytest.raises(SystemExit, match="no mined negatives"):
         train_classifier.main(["--direction", "--mine-negatives", "models",
                                "--cache", str(tmp_path / "c")])
+
+
+def test_reader_width_scales_every_block_in_multiples_of_eight():
+    assert train_classifier.body_channels(1.0) == train_classifier.BODY_CHANNELS
+    wide = train_classifier.body_channels(1.5)
+    assert wide == (32, 48, 72, 96, 144, 144)
+    assert all(c % 8 == 0 for c in train_classifier.body_channels(1.3))
