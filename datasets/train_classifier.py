@@ -168,6 +168,53 @@ def mine_negatives(scene_dir: Path, out: Path, models: Path | None, max_scenes: 
     return out
 
 
+def mine_real_negatives(folder: Path, out: Path, models: Path | None, min_score: float = 0.2,
+                        crop_size: int = CROP_SIZE, crop_margin: float = CROP_MARGIN,
+                        detector=None) -> Path:
+    """Cache the detector's boxes on the real train photos' backgrounds as "none" crops.
+
+    The mined scene negatives are boxes on rendered tables; real photos show what those do
+    not (the print of a cookie box, a book's letters: read as a joker or a 10 by a wider
+    reader). Of the photos `datasets.real_tiles.training_photos` trains on (never the
+    calibration third, never a folder named test), every box of `models`' detector with a
+    score of at least `min_score` whose centre lies in no labelled card (a box on a card
+    may be an index the labels do not mark, so none of those) is cut as the runtime cuts it.
+    """
+    from datasets.real_tiles import card_labels, training_photos
+    from scanner.detector import OnnxDetector
+    from scanner.imageio import load_photo
+
+    if folder.name == "test":
+        raise SystemExit(f"{folder}: the real test photos are never trained on")
+    if detector is None:
+        detector = OnnxDetector(models, conf=min_score, threads=1)
+    photos = training_photos(folder)
+    if not photos:
+        raise SystemExit(f"no labelled photos in {folder}")
+    t0 = time.time()
+    crops = []
+    for p in photos:
+        photo = load_photo(p, long_side=detector.decode_long_side)
+        boxes, _scores = detector.locate(photo.rgb)
+        cards = np.array([box for _rank, box in card_labels(p.with_suffix(".xml"))],
+                         np.float32).reshape(-1, 4) * photo.scale
+        centres = (np.asarray(boxes, np.float32).reshape(-1, 4)[:, :2]
+                   + np.asarray(boxes, np.float32).reshape(-1, 4)[:, 2:]) / 2
+        on_card = ((centres[:, None, 0] >= cards[None, :, 0]) & (centres[:, None, 0] <= cards[None, :, 2])
+                   & (centres[:, None, 1] >= cards[None, :, 1])
+                   & (centres[:, None, 1] <= cards[None, :, 3])).any(axis=1)
+        false = [b for b, on in zip(boxes, on_card, strict=True) if not on]
+        if false:
+            crops.append(crop_indices(photo.rgb, np.asarray(false, np.float32), crop_size, crop_margin))
+    crops = np.concatenate(crops) if crops else np.zeros((0, crop_size, crop_size, 3), np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=crops, labels=np.full(len(crops), NONE_ID, np.int64),
+             angles=np.full(len(crops), np.nan, np.float32))
+    print(f"{out.name}: {len(crops)} detector boxes off the cards of {len(photos)} real photos "
+          f"in {time.time() - t0:.0f} s", flush=True)
+    return out
+
+
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
                 seed: int, jobs: int, bare_glyph: float = 0.0, crop_size: int = CROP_SIZE,
                 crop_margin: float = CROP_MARGIN, keep: tuple[int, ...] | None = None) -> Path:
@@ -494,6 +541,12 @@ def main(argv: list[str] | None = None) -> int:
                          "are trained on too, e.g. crops of the relettered scenes")
     ap.add_argument("--val-cache", type=Path, help="read val.npz from this cache instead")
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
+    ap.add_argument("--real-negatives", type=Path, metavar="FOLDER",
+                    help="also mine the detector's boxes off the cards of this real train folder's "
+                         "training photos into CACHE/negatives-real.npz (with --mine-negatives' "
+                         "models, else models/) and train on them")
+    ap.add_argument("--real-negatives-repeat", type=int, default=10,
+                    help="times the real negatives are listed (default 10)")
     ap.add_argument("--width", type=float, default=1.0,
                     help="channels of the reader's body times the shipped reader's (1.0)")
     ap.add_argument("--six-nine", action="store_true",
@@ -523,6 +576,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.mine_negatives and not neg_npz.exists():
         mine_negatives(args.scenes / "train", neg_npz, args.mine_negatives, args.negative_scenes,
                        seed=args.seed, crop_size=args.crop_size, crop_margin=args.crop_margin)
+    real_npz = args.cache / "negatives-real.npz"
+    if args.real_negatives and keep is not None:
+        raise SystemExit("--six-nine and --direction train on indices only: no real negatives")
+    if args.real_negatives and not real_npz.exists():
+        # down to a score of 0.05: the run-time floor leaves 90 boxes on the 197 photos
+        mine_real_negatives(args.real_negatives, real_npz, args.mine_negatives or MODELS,
+                            min_score=0.05, crop_size=args.crop_size,
+                            crop_margin=args.crop_margin)
     if not va_npz.exists():
         val_dir = args.scenes / "val" if (args.scenes / "val").is_dir() else args.scenes / "train"
         build_crops(val_dir, va_npz, 150 if keep is None else 400, 1, args.neg_ratio, args.seed + 1,
@@ -536,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(cache / "train.npz")
         if (cache / "negatives.npz").exists() and keep is None:
             parts += [cache / "negatives.npz"] * args.negatives_repeat
+    if args.real_negatives:
+        parts += [real_npz] * args.real_negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init,
                            args.width)

@@ -131,3 +131,49 @@ def test_reader_width_scales_every_block_in_multiples_of_eight():
     wide = train_classifier.body_channels(1.5)
     assert wide == (32, 48, 72, 96, 144, 144)
     assert all(c % 8 == 0 for c in train_classifier.body_channels(1.3))
+
+
+class _FixedBoxes:
+    """A stand-in detector: the same boxes on every photo."""
+
+    decode_long_side = 2000
+
+    def __init__(self, boxes):
+        self.boxes = np.asarray(boxes, np.float32)
+
+    def locate(self, rgb):
+        return self.boxes, np.full(len(self.boxes), 0.5, np.float32)
+
+
+def _real_folder(folder: Path, n: int) -> Path:
+    from PIL import Image
+
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        pixels = rng.integers(0, 255, (240, 320, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"IMG_{i}.JPG")
+        (folder / f"IMG_{i}.xml").write_text(
+            "<annotation><object><name>king</name><bndbox><xmin>20</xmin><ymin>20</ymin>"
+            "<xmax>120</xmax><ymax>160</ymax></bndbox></object></annotation>")
+    return folder
+
+
+def test_real_negatives_are_boxes_off_the_cards_of_training_photos(tmp_path: Path):
+    folder = _real_folder(tmp_path / "train", 6)
+    on_card, off_card = (40, 40, 60, 70), (200, 150, 230, 190)
+    out = train_classifier.mine_real_negatives(
+        folder, tmp_path / "neg.npz", None, detector=_FixedBoxes([on_card, off_card]))
+    got = np.load(out)
+    # photos 0 and 3 calibrate the gate: the other four give one off-card box each
+    assert got["crops"].shape == (4, CROP_SIZE, CROP_SIZE, 3)
+    assert (got["labels"] == train_classifier.NONE_ID).all()
+    assert np.isnan(got["angles"]).all()
+
+
+def test_real_negatives_refuse_the_test_folder(tmp_path: Path):
+    folder = _real_folder(tmp_path / "test", 3)
+    with pytest.raises(SystemExit, match="never trained on"):
+        train_classifier.mine_real_negatives(folder, tmp_path / "neg.npz", None,
+                                             detector=_FixedBoxes([]))
+    assert not (tmp_path / "neg.npz").exists()
