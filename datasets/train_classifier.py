@@ -159,13 +159,19 @@ def mine_negatives(scene_dir: Path, out: Path, models: Path | None, max_scenes: 
         false = [b for b in boxes if not len(printed) or box_iou(b, printed).max() < max_iou]
         if false:
             crops.append(crop_indices(photo.rgb, np.asarray(false, np.float32), crop_size, crop_margin))
+    n = _save_none_crops(out, crops, crop_size)
+    print(f"{out.name}: {n} false detector boxes from {len(files)} scenes "
+          f"in {time.time() - t0:.0f} s", flush=True)
+    return out
+
+
+def _save_none_crops(out: Path, crops: list[np.ndarray], crop_size: int) -> int:
+    """Save batches of crops as one "none" crop file (no angle); returns how many."""
     crops = np.concatenate(crops) if crops else np.zeros((0, crop_size, crop_size, 3), np.uint8)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, crops=crops, labels=np.full(len(crops), NONE_ID, np.int64),
              angles=np.full(len(crops), np.nan, np.float32))
-    print(f"{out.name}: {len(crops)} false detector boxes from {len(files)} scenes "
-          f"in {time.time() - t0:.0f} s", flush=True)
-    return out
+    return len(crops)
 
 
 def mine_real_negatives(folder: Path, out: Path, models: Path | None, min_score: float = 0.2,
@@ -198,19 +204,16 @@ def mine_real_negatives(folder: Path, out: Path, models: Path | None, min_score:
         boxes, _scores = detector.locate(photo.rgb)
         cards = np.array([box for _rank, box in card_labels(p.with_suffix(".xml"))],
                          np.float32).reshape(-1, 4) * photo.scale
-        centres = (np.asarray(boxes, np.float32).reshape(-1, 4)[:, :2]
-                   + np.asarray(boxes, np.float32).reshape(-1, 4)[:, 2:]) / 2
+        b = np.asarray(boxes, np.float32).reshape(-1, 4)
+        centres = (b[:, :2] + b[:, 2:]) / 2
         on_card = ((centres[:, None, 0] >= cards[None, :, 0]) & (centres[:, None, 0] <= cards[None, :, 2])
                    & (centres[:, None, 1] >= cards[None, :, 1])
                    & (centres[:, None, 1] <= cards[None, :, 3])).any(axis=1)
         false = [b for b, on in zip(boxes, on_card, strict=True) if not on]
         if false:
             crops.append(crop_indices(photo.rgb, np.asarray(false, np.float32), crop_size, crop_margin))
-    crops = np.concatenate(crops) if crops else np.zeros((0, crop_size, crop_size, 3), np.uint8)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(out, crops=crops, labels=np.full(len(crops), NONE_ID, np.int64),
-             angles=np.full(len(crops), np.nan, np.float32))
-    print(f"{out.name}: {len(crops)} detector boxes off the cards of {len(photos)} real photos "
+    n = _save_none_crops(out, crops, crop_size)
+    print(f"{out.name}: {n} detector boxes off the cards of {len(photos)} real photos "
           f"in {time.time() - t0:.0f} s", flush=True)
     return out
 
