@@ -69,7 +69,7 @@ def test_weights_out_of_float16_range_stay_32_bit(tmp_path):
     assert names == {"w1", "b1", "w2__f16"}
 
 
-def test_refuses_a_halved_model_and_a_missing_file(tmp_path, capsys):
+def test_refuses_a_halved_model_and_a_missing_file(tmp_path):
     rng = np.random.default_rng(2)
     path = tmp_path / "m.onnx"
     onnx.save(_conv_model(rng), str(path))
@@ -80,4 +80,3 @@ def test_refuses_a_halved_model_and_a_missing_file(tmp_path, capsys):
     assert path.stat().st_size == size
     with pytest.raises(SystemExit, match="no such model"):
         halve.main([str(tmp_path / "nope.onnx")])
-
