@@ -76,6 +76,12 @@ def _overlap_of_smaller(a: np.ndarray, b: np.ndarray) -> float:
     return float(w * h / max(smaller, 1e-6))
 
 
+def is_test_folder(folder: Path) -> bool:
+    """Whether `folder` lies in a test folder (any part of its path named test): never
+    trained on."""
+    return "test" in Path(folder).parts
+
+
 def training_photos(folder: Path) -> list[Path]:
     """The train folder's photos minus the calibration ones (every third, sorted)."""
     photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
@@ -116,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tile", type=int, default=320)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    if "test" in args.real.parts:
+    if is_test_folder(args.real):
         print("refusing to build training tiles from a test folder", file=sys.stderr)
         return 2
     import cv2

@@ -188,11 +188,11 @@ def mine_real_negatives(folder: Path, out: Path, models: Path | None, min_score:
     The default score is under the run-time floor: at 0.2 the 197 photos give 90 boxes, at
     0.05 414.
     """
-    from datasets.real_tiles import card_labels, training_photos
+    from datasets.real_tiles import card_labels, is_test_folder, training_photos
     from scanner.detector import OnnxDetector
     from scanner.imageio import load_photo
 
-    if folder.name == "test":
+    if is_test_folder(folder):
         raise SystemExit(f"{folder}: the real test photos are never trained on")
     if detector is None:
         detector = OnnxDetector(models, conf=min_score, threads=1)
@@ -423,6 +423,9 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
     import torch
     from torch import nn
 
+    if init is not None and init.suffix == ".onnx" and width != 1.0:
+        raise SystemExit("--init from an ONNX reader recovers the shipped width only: "
+                         "train a --width other than 1 from scratch or from a run's last.pt")
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(seed)
@@ -431,9 +434,6 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
     y_all = torch.from_numpy(tr["labels"])
     a_all = torch.from_numpy(np.nan_to_num(tr["angles"], nan=0.0))
     model = make_model(width)
-    if init is not None and init.suffix == ".onnx" and width != 1.0:
-        raise SystemExit("--init from an ONNX reader recovers the shipped width only: "
-                         "train a --width other than 1 from scratch or from a run's last.pt")
     if init is not None and init.suffix == ".onnx":  # continue from a shipped reader
         from datasets.warmstart import recover_sequential
 
