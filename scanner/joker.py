@@ -1,0 +1,165 @@
+"""Where a joker's index lies inside a box that spans its whole vertical word.
+
+Most jokers print JOKER in the index corner as a column of letters, and a joker's index is
+labelled by the ink of its first three letters, J O K (the part as tall as another card's
+index, the same on every deck; `datasets.art.drawn_joker_label`). On designs it has not
+seen the detector often boxes the whole word instead, half as tall again and wider: on the
+unseen test designs tango and kde-oxygen-white, 60% of the jokers read as jokers had a box
+over the word that met their label at IoU 0.3-0.45 (models/MODEL_CARD.md, session 28).
+
+`joker_index` reads the word in the photo: the crop around the box is turned so that the
+card's top is up (the reader's direction), the ink in the box's column is split into the
+blocks of rows it fills, and the block the box covers, when it is a long upright word
+(at least `MIN_WORD` times as tall as it is wide) wholly in view, is cut where the ink is
+thinnest between 52% and 68% of its height: between the K and the E of a JOKER (five
+letters evenly spaced, their first three 59% of the word). The ink above the cut plus
+`PAD` of its width on every side is the index. A box that already fits (the new box
+overlapping it by `KEEP_IOU` or more) or a cut that does not lie inside it is kept.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+# Upright sizes: a strip narrower than this many pixels is read magnified to it.
+MIN_WIDTH = 24.0
+# The window read around a box: its width in strip widths; from above the box's centre
+# by ABOVE and below it by BELOW strip heights (the rest of a word boxed as J O K shows).
+WIDTH = 1.8
+ABOVE = 0.6
+BELOW = 1.6
+# Ink is darker than midway between the window's paper (its 90th percentile of the box's
+# column) and its darkest ink (the 1st); below CONTRAST levels between them, no word.
+CONTRAST = 25
+# Rows of ink more than this share of the strip's width apart are different blocks.
+GAP = 0.25
+# A word at least MIN_WORD times as tall as its ink is wide is a vertical word.
+MIN_WORD = 3.4
+# The cut between the third and fourth letters: the thinnest row in this share of the word.
+CUT = (0.52, 0.68)
+# Margin around the letters' ink, a share of their width (as a label's, `datasets.art`).
+PAD = 0.08
+# The new box replaces the old one only if they overlap less than this (IoU), the new box
+# lies at least INSIDE of its area within the old one and is at least MIN_AREA of its area.
+KEEP_IOU = 0.6
+INSIDE = 0.8
+MIN_AREA = 0.2
+
+
+def strip_size(box: np.ndarray, angle: float) -> tuple[float, float]:
+    """Width and height, in the card's upright frame, of the strip whose axis-aligned
+    bounds are `box` (xyxy) on a card whose top points `angle` degrees (0 up, 90 right).
+    Near 45 degrees the two cannot be told apart: a strip 2.7 times as tall as wide."""
+    bw, bh = float(box[2] - box[0]), float(box[3] - box[1])
+    t = math.radians(angle)
+    c, s = abs(math.cos(t)), abs(math.sin(t))
+    d = c * c - s * s
+    if abs(d) >= 0.3:
+        w, h = (bw * c - bh * s) / d, (bh * c - bw * s) / d
+        if w > 0 and h > 0:
+            return w, h
+    w = (bw + bh) / (c + s) / 3.7
+    return w, 2.7 * w
+
+
+def _upright_window(rgb: np.ndarray, box: np.ndarray, angle: float
+                    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The grey window around `box` turned card-top-up (see the module's docstring), the
+    affine map from photo pixels to it, and the strip's width and height in its pixels."""
+    w, h = strip_size(box, angle)
+    scale = max(1.0, MIN_WIDTH / max(w, 1.0))
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    win_w, top = w * WIDTH, -ABOVE * h
+    out_w, out_h = int(math.ceil(win_w * scale)), int(math.ceil((ABOVE + BELOW) * h * scale))
+    turn = np.vstack([cv2.getRotationMatrix2D((float(cx), float(cy)), float(angle), 1.0),
+                      [0, 0, 1]])
+    place = np.array([[scale, 0, -scale * (cx - win_w / 2)], [0, scale, -scale * (cy + top)]])
+    to_win = place @ turn
+    # only the photo's pixels under the window are turned grey
+    corners = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], float)
+    back = cv2.invertAffineTransform(to_win)
+    pts = corners @ back[:, :2].T + back[:, 2]
+    ih, iw = rgb.shape[:2]
+    x0, y0 = (max(0, int(v) - 2) for v in pts.min(axis=0))
+    x1, y1 = (int(v) + 3 for v in pts.max(axis=0))
+    x1, y1 = min(iw, x1), min(ih, y1)
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros((out_h, out_w), np.uint8), to_win, w * scale, h * scale
+    patch = cv2.cvtColor(np.ascontiguousarray(rgb[y0:y1, x0:x1]), cv2.COLOR_RGB2GRAY)
+    local = to_win.copy()
+    local[:, 2] += to_win[:, :2] @ np.array([x0, y0], float)
+    win = cv2.warpAffine(patch, local, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)
+    return win, to_win, w * scale, h * scale
+
+
+def _word_block(band: np.ndarray, strip_w: float, strip_h: float) -> tuple[int, int] | None:
+    """The rows (start, end) of the block of ink the box covers, or None when it has none
+    or runs out of the window."""
+    prof = band.sum(axis=1)
+    rows = np.flatnonzero(prof > 0)
+    if not len(rows):
+        return None
+    gap = max(2.0, GAP * strip_w)
+    splits = np.flatnonzero(np.diff(rows) > gap)
+    starts = np.concatenate([[rows[0]], rows[splits + 1]])
+    ends = np.concatenate([rows[splits] + 1, [rows[-1] + 1]])
+    # the box covers the window's rows from (ABOVE - 0.5) to (ABOVE + 0.5) strip heights
+    r0, r1 = int((ABOVE - 0.5) * strip_h), int((ABOVE + 0.5) * strip_h)
+    cover = [prof[max(a, r0):min(b, r1)].sum() for a, b in zip(starts, ends, strict=True)]
+    k = int(np.argmax(cover))
+    top, end = int(starts[k]), int(ends[k])
+    if top <= 0 or end >= band.shape[0] - 1 or cover[k] == 0:
+        return None
+    return top, end
+
+
+def joker_index(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | None:
+    """The box (xyxy, `rgb` pixels) of the J O K of the vertical JOKER that `box` covers
+    on a card whose top points `angle` degrees, or None where `box` is to stay: no long
+    upright word there, or the box already fits it (see the module's docstring)."""
+    box = np.asarray(box, float)
+    win, to_win, strip_w, strip_h = _upright_window(rgb, box, angle)
+    mid = win.shape[1] / 2
+    b0, b1 = max(0, int(mid - strip_w / 2)), min(win.shape[1], int(math.ceil(mid + strip_w / 2)))
+    column = win[:, b0:b1]
+    if column.size == 0:
+        return None
+    paper, dark = np.percentile(column, 90), np.percentile(column, 1)
+    if paper - dark < CONTRAST:
+        return None
+    band = column < (paper + dark) / 2
+    block = _word_block(band, strip_w, strip_h)
+    if block is None:
+        return None
+    top, end = block
+    cols = np.flatnonzero(band[top:end].any(axis=0))
+    if end - top < MIN_WORD * (cols[-1] + 1 - cols[0]):
+        return None
+    prof = band.sum(axis=1).astype(float)
+    lo, hi = top + int(CUT[0] * (end - top)), top + int(math.ceil(CUT[1] * (end - top)))
+    smooth = np.convolve(prof, np.ones(3) / 3, mode="same")
+    cut = lo + int(np.argmin(smooth[lo:hi]))
+    while cut > top and prof[cut - 1] == 0:
+        cut -= 1
+    cols = np.flatnonzero(band[top:cut].any(axis=0)) + b0
+    if not len(cols):
+        return None
+    x0, x1 = float(cols[0]), float(cols[-1] + 1)
+    pad = PAD * (x1 - x0)
+    quad = np.array([[x0 - pad, top - pad], [x1 + pad, top - pad],
+                     [x1 + pad, cut + pad], [x0 - pad, cut + pad]])
+    back = cv2.invertAffineTransform(to_win)
+    pts = quad @ back[:, :2].T + back[:, 2]
+    new = np.array([*pts.min(axis=0), *pts.max(axis=0)])
+    new_area = (new[2] - new[0]) * (new[3] - new[1])
+    old_area = (box[2] - box[0]) * (box[3] - box[1])
+    inter = max(0.0, min(new[2], box[2]) - max(new[0], box[0])) \
+        * max(0.0, min(new[3], box[3]) - max(new[1], box[1]))
+    iou = inter / max(new_area + old_area - inter, 1e-9)
+    if iou >= KEEP_IOU or inter < INSIDE * new_area or new_area < MIN_AREA * old_area:
+        return None
+    return new.astype(np.float32)
