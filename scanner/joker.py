@@ -4,8 +4,9 @@ Most jokers print JOKER in the index corner as a column of letters, and a joker'
 labelled by the ink of its first three letters, J O K (the part as tall as another card's
 index, the same on every deck; `datasets.art.drawn_joker_label`). On designs it has not
 seen the detector often boxes the whole word instead, half as tall again and wider: on the
-unseen test designs tango and kde-oxygen-white, 60% of the jokers read as jokers had a box
-over the word that met their label at IoU 0.3-0.45 (models/MODEL_CARD.md, session 28).
+unseen test designs tango and kde-oxygen-white, most jokers read as jokers had a box over
+the word that met their label at IoU 0.3-0.45 (test joker AP50 0.62; cut, 0.77:
+models/MODEL_CARD.md, "Joker boxes cut to their J O K").
 
 `joker_index` reads the word in the photo: the crop around the box is turned so that the
 card's top is up (the reader's direction), the ink in the box's column is split into the
@@ -35,9 +36,9 @@ BELOW = 1.6
 # column) and its darkest ink (the 1st); below CONTRAST levels between them, no word.
 CONTRAST = 25
 # Rows of ink more than this share of the strip's width apart are different blocks.
-GAP = 0.25
+GAP = 0.2
 # A word at least MIN_WORD times as tall as its ink is wide is a vertical word.
-MIN_WORD = 3.4
+MIN_WORD = 3.8
 # The cut between the third and fourth letters: the thinnest row in this share of the word.
 CUT = (0.52, 0.68)
 # Margin around the letters' ink, a share of their width (as a label's, `datasets.art`).

@@ -11,7 +11,7 @@ from scanner.detector import _joker_boxes, box_iou
 from scanner.joker import PAD, joker_index, strip_size
 
 LETTER_SCALE = 0.6  # Hershey simplex at this scale: letters about 13 px tall
-PITCH = 15          # letter pitch down the column, px (gaps of 2-3 px)
+PITCH = 14          # letter pitch down the column, px (gaps of 1-2 px, as printed)
 LEFT, TOP = 40, 30  # where the column starts on the card
 
 
