@@ -364,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     report["six_nine_margin"] = detector.six_nine_margin
     report["wide_direction"] = list(detector.wide_direction)
     report["three_ink"] = detector.three_ink
+    report["joker_word"] = detector.joker_word
     report["refine_again"] = [INDEX_CLASSES[k] for k in detector.refine_again]
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side}
