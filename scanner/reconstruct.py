@@ -1580,7 +1580,7 @@ LAYOUT_MIN_CONFIDENCE = 0.4
 # thirds of the detector's corners from 0.3 to 0.4 are real indices, most of the rest a
 # second box on an index or a false one off the line. `scan_photo` asks the detector for
 # corners down to this floor, under the detector's own gate (0.3; 0.28 since the 6/9
-# reader, models/MODEL_CARD.md): on 100 val scenes with
+# reader, 0.25 since session 28, models/MODEL_CARD.md): on 100 val scenes with
 # detector v4, meld exact 78.0% -> 79.3% and deal score 56.2% -> 60.7% at 0.25 (0.2: 79.1%
 # / 59.6%, 0.1: 78.4% / 53.9%; `bench_layout --supported-gate`, docs/LAYOUT.md). 0.2 since
 # session 20: with the shipped models' corners, val + v52 (317 scenes) read 206 deals right

@@ -261,13 +261,16 @@ def test_sideways_photo_is_detected_turned_upright(scene) -> None:
         assert np.mean(np.abs(d) < 30) >= 0.9, (k, np.round(d))
 
 
-def test_gate_can_be_lowered_per_call(detector, scene) -> None:
+def test_gate_can_be_moved_per_call(detector, scene) -> None:
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    stricter = detector.detect(rgb, min_confidence=0.3)
+    assert len(stricter) and stricter.confidence.min() >= 0.3
     gated = detector.detect(rgb)
-    assert len(gated) and gated.confidence.min() >= detector.min_confidence
-    lower = detector.detect(rgb, min_confidence=0.05)
-    assert (lower.confidence < detector.min_confidence).any()  # unsure corners come back
+    assert gated.confidence.min() >= detector.min_confidence
+    assert (gated.confidence < 0.3).any()  # unsure corners come back under a lower gate
     # ... on top of the same sure ones
+    assert gated.select(gated.confidence >= 0.3).boxes.tolist() == stricter.boxes.tolist()
+    lower = detector.detect(rgb, min_confidence=0.05)
     assert lower.select(lower.confidence >= detector.min_confidence).boxes.tolist() == gated.boxes.tolist()
 
 
