@@ -308,8 +308,9 @@ def _turn(x, deg):
                                            align_corners=False)
 
 
-def _augment(x, ang, gen):
-    """Quarter turns and tilts (angle turned too), blur, brightness/contrast, noise; x in [0,1]."""
+def _augment(x, ang, gen, soft_min: int = 16):
+    """Quarter turns and tilts (angle turned too), blur, brightness/contrast, noise; x in [0,1].
+    `soft_min`: the smallest side (px) a softened crop is shrunk to."""
     import torch
 
     n = x.shape[0]
@@ -330,7 +331,7 @@ def _augment(x, ang, gen):
     # Far or blurry photos: a third of the crops lose resolution (down to 16-30 px and back).
     soft = torch.rand(n, generator=gen) < 0.33
     if soft.any():
-        side = int(torch.randint(16, 31, (1,), generator=gen))
+        side = int(torch.randint(soft_min, 31, (1,), generator=gen))
         small = torch.nn.functional.interpolate(out[soft], size=(side, side), mode="area")
         out[soft] = torch.nn.functional.interpolate(small, size=x.shape[-2:], mode="bilinear",
                                                     align_corners=False)
@@ -418,7 +419,7 @@ def fit(model, n_train: int, batch_loss, score, epochs: int, epoch_size: int, ba
 def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, threads: int,
           out_dir: Path, epoch_size: int = 0, batch: int = 64,
           lr: float = 3e-3, init: Path | None = None,
-          width: float = 1.0) -> tuple[object, list[dict]]:
+          width: float = 1.0, soft_min: int = 16) -> tuple[object, list[dict]]:
     """Train the reader; returns the model and one metrics row per epoch."""
     import torch
     from torch import nn
@@ -449,7 +450,7 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
 
     def batch_loss(idx):
         x = x_all[idx].float() / 255
-        x, ang = _augment(x, a_all[idx], gen)
+        x, ang = _augment(x, a_all[idx], gen, soft_min)
         y = y_all[idx]
         logits, vec = model(x)
         loss = ce(logits, y)
@@ -551,6 +552,9 @@ def main(argv: list[str] | None = None) -> int:
                          "models, else models/) and train on them")
     ap.add_argument("--real-negatives-repeat", type=int, default=10,
                     help="times the real negatives are listed (default 10)")
+    ap.add_argument("--soft-min", type=int, default=16,
+                    help="smallest side (px) the third of crops that lose resolution are shrunk "
+                         "to before being enlarged back (default 16; at most 30)")
     ap.add_argument("--width", type=float, default=1.0,
                     help="channels of the reader's body times the shipped reader's (1.0)")
     ap.add_argument("--six-nine", action="store_true",
@@ -563,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
                          "'direction' (the runtime settles the direction of the ranks runtime "
                          "'wide_direction' names with it, scanner/detector.py)")
     args = ap.parse_args(argv)
+    if not 4 <= args.soft_min <= 30:
+        raise SystemExit(f"--soft-min {args.soft_min}: a side from 4 to 30 px")
     if args.six_nine and args.direction:
         raise SystemExit("--six-nine and --direction train two different readers: pick one")
     keep = ((CLASS_ID["6"], CLASS_ID["9"]) if args.six_nine else
@@ -603,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
         parts += [real_npz] * args.real_negatives_repeat
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init,
-                           args.width)
+                           args.width, args.soft_min)
     args.models.mkdir(exist_ok=True)
     name, key = (("sixnine.onnx", "six_nine") if args.six_nine else
                  ("direction.onnx", "direction") if args.direction else
@@ -611,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
     export(model, args.models / name, args.crop_size)
     record_model(args.models, key, {"file": name, "classes": list(CLASSES),
                                     "crop_size": args.crop_size, "crop_margin": args.crop_margin,
-                                    "width": args.width,
+                                    "width": args.width, "soft_min": args.soft_min,
                                     "angle": "direction the card's top points, degrees, 0 = up, 90 = right",
                                     "history": history})
     return 0

@@ -126,6 +126,12 @@ def test_direction_and_six_nine_are_two_readers(tmp_path: Path):
                                "--cache", str(tmp_path / "c")])
 
 
+def test_the_softest_crop_side_is_a_side_a_crop_can_shrink_to(tmp_path: Path):
+    for side in ("2", "31"):
+        with pytest.raises(SystemExit, match="a side from 4 to 30 px"):
+            train_classifier.main(["--soft-min", side, "--cache", str(tmp_path / "c")])
+
+
 def test_reader_width_scales_every_block_in_multiples_of_eight():
     assert train_classifier.body_channels(1.0) == train_classifier.BODY_CHANNELS
     wide = train_classifier.body_channels(1.5)
