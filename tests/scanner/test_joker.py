@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from scanner.classes import CLASS_ID
-from scanner.detector import _joker_boxes, box_iou
+from scanner.detector import _joker_boxes, box_iou, turn_boxes
 from scanner.joker import PAD, joker_index, strip_size
 
 LETTER_SCALE = 0.6  # Hershey simplex at this scale: letters about 13 px tall
@@ -61,16 +61,11 @@ def test_the_cut_follows_the_card_turned(turns):
     (0 up, 90 right), and the cut is the same J O K turned."""
     card, letters = _word_card()
     h, w = card.shape[:2]
-    turned = np.ascontiguousarray(np.rot90(card, -turns))
+    ccw = (4 - turns) % 4  # clockwise quarter turns as np.rot90's counter-clockwise ones
+    turned = np.ascontiguousarray(np.rot90(card, ccw))
 
-    # the height and width swap with every quarter turn
     def turn(b):
-        out, hh, ww = np.array(b, float), h, w
-        for _ in range(turns):
-            x0, y0, x1, y1 = out
-            out = np.array([hh - y1, x0, hh - y0, x1])
-            hh, ww = ww, hh
-        return out
+        return turn_boxes(np.asarray(b, np.float32), w, h, ccw)[0]
 
     label = turn(_union(letters[:3], PAD))
     cut = joker_index(turned, turn(_union(letters, 0.4)), 90.0 * turns)
