@@ -328,7 +328,8 @@ def _augment(x, ang, gen, soft_min: int = 16):
         deg = torch.empty(int(tilt.sum())).uniform_(-45.0, 45.0, generator=gen)
         out[tilt] = _turn(out[tilt], deg)
         ang[tilt] = torch.remainder(ang[tilt] + deg, 360.0)
-    # Far or blurry photos: a third of the crops lose resolution (down to 16-30 px and back).
+    # Far or blurry photos: a third of the crops lose resolution (down to `soft_min`-30 px
+    # and back).
     soft = torch.rand(n, generator=gen) < 0.33
     if soft.any():
         side = int(torch.randint(soft_min, 31, (1,), generator=gen))
