@@ -2500,18 +2500,23 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
 HIDDEN_WILD = "JK"
 
 
+# the most cards a line's lattice may hide (a hand over the middle of a column hides four or
+# five; each costs a tenth of a step of fit, so a regular line takes the fewest that fit)
+LATTICE_HIDDEN_MAX = 6
+
+
 def _line_lattice(gaps: np.ndarray, shortest: float,
                   longest: float) -> tuple[float, list[int]] | None:
     """The step of a line of cards and the whole steps in each gap, if the line is regular.
 
     Of the spacings (between `shortest` and `longest`) that put the first and the last
     card on whole steps, the one the cards fit best, each hidden card costing a tenth of
-    a step of fit; None if no spacing with up to three hidden cards puts every card
-    within 0.3 of a step of its place.
+    a step of fit; None if no spacing with up to `LATTICE_HIDDEN_MAX` hidden cards puts
+    every card within 0.3 of a step of its place.
     """
     positions = np.concatenate([[0.0], np.cumsum(gaps)])
     best, best_cost = None, np.inf
-    for hidden in range(4):
+    for hidden in range(LATTICE_HIDDEN_MAX + 1):
         step = positions[-1] / (len(gaps) + hidden)
         if not shortest < step < longest:
             continue
@@ -2552,26 +2557,47 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
                 if len(ranks) > 1 or ranks & {"3R", "3B"}:
                     continue
                 ang_a = angle_of[a]
+                turn = False
                 if _angle_diff(ang_a, angle_of[b]) > 8:
-                    continue
+                    # a lone index shows an axis, not a direction: below a column, on its
+                    # line and read upside down, it is the bottom index of its last card
+                    lone = stacks[b][0]
+                    turn = (len(stacks[b]) == 1 and len(cards[lone].corner_ids) == 1
+                            and not cards[lone].from_bottom
+                            and _angle_diff(ang_a, angle_of[b] + 180.0) <= 8)
+                    if not turn:
+                        continue
                 up, right = _unit_vectors(np.array([ang_a]))
                 pa = np.array([cards[i].center for i in stacks[a]])
                 pb = np.array([cards[i].center for i in stacks[b]])
-                lateral = np.concatenate([pa @ right[0], pb @ right[0]])
-                if np.ptp(lateral) > 0.15 * card_h:
-                    continue
                 down_a, down_b = -(pa @ up[0]), -(pb @ up[0])
+                if not _on_one_line(pa @ right[0], pb @ right[0], card_h):
+                    continue
                 gap = down_b.min() - down_a.max()  # b below a
                 if not 0.2 * card_h < gap < 3.5 * card_h:
                     continue
                 if cards[stacks[a][int(np.argmax(down_a))]].fully_visible:
                     continue  # a's last card is whole: the column ends there
+                if turn:
+                    lone = cards[stacks[b][0]]
+                    lone.angle, lone.from_bottom = (lone.angle + 180.0) % 360.0, True
                 stacks[a].extend(stacks[b])
                 for i in stacks[b]:
                     cards[i].stack = a
                 stacks[b] = []
                 ranks_of[a] = ranks
                 changed = True
+
+
+def _on_one_line(lateral_a: np.ndarray, lateral_b: np.ndarray, card_h: float) -> bool:
+    """Whether two parts of a column lie on one line: within 0.15 card heights across of
+    each other, or the lower part within 0.1 of the upper part's median where that part
+    itself wanders up to a quarter card (one card of a hand-laid column placed off).
+    """
+    if np.ptp(np.concatenate([lateral_a, lateral_b])) <= 0.15 * card_h:
+        return True
+    return bool(np.ptp(lateral_a) <= 0.25 * card_h
+                and np.abs(lateral_b - np.median(lateral_a)).max() <= 0.1 * card_h)
 
 
 def _add_hidden(cards: list[CardReading], stack: list[int], k: int, team: int, rank: str,

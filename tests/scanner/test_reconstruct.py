@@ -387,6 +387,33 @@ def test_card_hidden_in_an_unevenly_read_row_is_inferred_from_the_whole_row():
     assert sum(1 for c in reading.cards if not c.corner_ids) == 1
 
 
+def test_column_whose_last_card_shows_only_its_bottom_index_is_joined_across_a_hand():
+    # a hand covers the middle of a column and the top index of its last card: that card
+    # shows only its bottom index, which reads upside down, and lies a gap below the rest
+    table = (column(["4H", "4S", "4D", "4C", "4H", "4S", "4D", "4C"], 1000, 1200)
+             + column(["9H", "9S", "9D", "9C"], 1600, 1200))
+    scene = scene_from_placements(table, W, H)
+    for k in (2, 3, 4, 5, 6):
+        scene["cards"][k]["indices"][0]["visible"] = 0.0
+    scene["cards"][7]["indices"][0]["visible"] = 0.0  # the last four's top index
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["4"] * 8
+    assert sum(1 for c in reading.cards if not c.corner_ids) == 5
+
+
+def test_column_laid_off_line_at_its_start_is_joined_across_a_hand():
+    # the first card of a hand-laid column lies a fifth of a card aside; a hand covers the
+    # middle: the lower part still lies on the line of the upper part's other cards
+    table = (column(["7H", "7S", "7D", "7C", "7H", "7S", "7D", "7C"], 1000, 1200)
+             + column(["9H", "9S", "9D", "9C"], 1600, 1200))
+    table[0]["x"] -= 0.2 * CARD_H
+    scene = scene_from_placements(table, W, H)
+    for k in (3, 4, 5, 6):
+        scene["cards"][k]["indices"][0]["visible"] = 0.0
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["7"] * 8
+
+
 def test_first_card_hidden_is_inferred_from_the_neighbouring_columns():
     table = (column(["KH", "KS", "KD", "KC"], 1000, 1700)
              + column(["9H", "9S", "9D", "9C"], 1500, 1700)
