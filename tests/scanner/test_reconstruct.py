@@ -1752,3 +1752,29 @@ def test_two_whole_cards_of_very_different_sizes_still_give_a_card_size():
     assert np.isfinite(reading.card_size).all() and min(reading.card_size) > 0
     assert sorted(c.rank for c in reading.cards) == ["9", "K"]
     assert all(np.isfinite(c.center).all() for c in reading.cards)
+
+
+def _boxes_of_sides(sides):
+    """Corners of one rank, one box per side length, laid out along a row."""
+    boxes = np.array([[100.0 * k, 100.0, 100.0 * k + 0.8 * s, 100.0 + s]
+                      for k, s in enumerate(sides)])
+    n = len(sides)
+    return Corners(boxes, np.full(n, CLASS_ID["9"]), np.ones(n), np.zeros(n))
+
+
+def test_two_decks_printed_at_two_sizes_do_not_make_one_card():
+    from scanner.reconstruct import _same_print
+
+    # a small bare glyph (30 px) and another deck's large rank (45 px) on one table: 1.5x,
+    # under the 1.6 a shaded index may be short by, but two clear sizes
+    alike = _same_print(_boxes_of_sides([29, 30, 31, 30, 44, 45, 46, 45]))
+    assert alike[:4, :4].all() and alike[4:, 4:].all()
+    assert not alike[:4, 4:].any()
+
+
+def test_one_deck_with_a_short_box_keeps_pairing_it():
+    from scanner.reconstruct import _same_print
+
+    # detector boxes of one print vary; one box a third short is still that print's
+    alike = _same_print(_boxes_of_sides([40, 42, 44, 45, 43, 41, 30, 46]))
+    assert alike[6].all()
