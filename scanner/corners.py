@@ -96,3 +96,35 @@ class Corners:
                 item["angle"] = round(float(ang) % 360, 1)
             out.append(item)
         return out
+
+
+# Two decks of a table may print their indices at two sizes (kde-oxygen-white's bare glyph
+# beside tango's large rank). A photo's index boxes fall into two sizes when the two groups'
+# means lie PRINT_SPLIT apart or more, with a clear gap between them (the smallest of the
+# larger group PRINT_GAP above the largest of the smaller), PRINT_MIN boxes or more in each.
+# Detector boxes, a third short on a shaded index, blur the gap: 1.15 made false groups on
+# val photos (docs/LAYOUT.md, session 29).
+PRINT_SPLIT = 1.35
+PRINT_GAP = 1.2
+PRINT_MIN = 3
+
+
+def print_sizes(log_side: np.ndarray) -> np.ndarray | None:
+    """Which of two print sizes (0 smaller, 1 larger) each index is, given the logs of its
+    box's longer side, where the boxes fall into two (`PRINT_SPLIT`, `PRINT_GAP`); else
+    None. The split is the one with the least spread within the groups."""
+    log_side = np.asarray(log_side, dtype=float)
+    n = len(log_side)
+    if n < 2 * PRINT_MIN:
+        return None
+    order = np.sort(log_side)
+    k = np.arange(PRINT_MIN, n - PRINT_MIN + 1)
+    s1, s2 = np.cumsum(order), np.cumsum(order ** 2)
+    # within-group sums of squares of every split at k (the first k smaller)
+    low = s2[k - 1] - s1[k - 1] ** 2 / k
+    high = (s2[-1] - s2[k - 1]) - (s1[-1] - s1[k - 1]) ** 2 / (n - k)
+    cut = int(k[np.argmin(low + high)])
+    lo, hi = order[:cut], order[cut:]
+    if hi.mean() - lo.mean() < np.log(PRINT_SPLIT) or hi.min() - lo.max() < np.log(PRINT_GAP):
+        return None
+    return (log_side >= hi.min()).astype(int)

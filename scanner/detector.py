@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from scanner.classes import CLASS_ID, INDEX_CLASSES
-from scanner.corners import Corners
+from scanner.corners import Corners, print_sizes
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index
@@ -282,6 +282,9 @@ class OnnxDetector:
         # at most `fine_max_side`; 0 = off. See `_fine_scale`.
         self.fine_below = float(fine_below if fine_below is not None else run.get("fine_below", 0.0))
         self.fine_target = float(run.get("fine_target", 24.0))
+        # ... judged on the smaller print where the sure boxes fall into two sizes (two
+        # decks: a bare glyph beside another deck's large rank leaves the median large)
+        self.fine_two_prints = bool(run.get("fine_two_prints", False))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
         self.roi_runs = 0  # finest passes run on parts of the photo (benchmarks report it)
@@ -513,7 +516,8 @@ class OnnxDetector:
         Judged on the finest pass's `boxes` (in `rgb` pixels): with at least
         `FINE_MIN_SURE` sure ones (score >= `SIDEWAYS_SURE`) whose median long side, in
         that pass's pixels, is under `fine_below`, the pass brings that median to
-        `fine_target` (`_fine_pass` caps it). Held-out test photos
+        `fine_target` (`_fine_pass` caps it). With `fine_two_prints`, where the sure boxes
+        fall into two print sizes (`scanner.corners.print_sizes`), the smaller's median. Held-out test photos
         whose indices are 10-14 px at 1,600 px (a bare rank glyph, no pip under it, on a
         3,300 px photo) lost a sixth of them; see models/MODEL_CARD.md.
         """
@@ -522,7 +526,9 @@ class OnnxDetector:
         sure = boxes[scores >= SIDEWAYS_SURE]
         if len(sure) < FINE_MIN_SURE:
             return 0.0
-        side = float(np.median(np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])))
+        sides = np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])
+        prints = print_sizes(np.log(np.maximum(sides, 1.0))) if self.fine_two_prints else None
+        side = float(np.median(sides if prints is None else sides[prints == 0]))
         if side * scales[0] >= self.fine_below:
             return 0.0
         return scales[0] * self.fine_target / max(side * scales[0], 1.0)

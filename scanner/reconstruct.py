@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
-from scanner.corners import Corners
+from scanner.corners import Corners, print_sizes
 from scanner.perspective import (
     MIN_TILT_RATIO,
     UNSURE_TILT_RATIO,
@@ -512,46 +512,19 @@ def _same_print(corners: Corners) -> np.ndarray:
     joker = corners.class_ids == INDEX_CLASSES.index("JK")
     alike = (ratio < math.log(1.6)) | (joker[:, None] & joker[None, :]
                                        & (ratio < math.log(JOKER_PRINT_RATIO)))
-    deck = _print_sizes(np.log(side))
+    deck = print_sizes(np.log(side))
     if deck is not None:
+        # two decks printed at two sizes (`print_sizes`): one deck's index and the other's
+        # make no card unless their boxes are near in size all the same. On perfect corners
+        # a tango bottom index 1.5x an oxygen top index had been paired across a fan; deals
+        # read right, detector corners test / val / t4 188 / 194 / 481 -> 188 / 194 / 483,
+        # perfect corners val 240 -> 241, t4 704 -> 706 (docs/LAYOUT.md, session 29)
         alike &= (deck[:, None] == deck[None, :]) | (ratio < math.log(PRINT_APART_RATIO))
     return alike
 
 
-# Two decks of a table may print their indices at two sizes (kde-oxygen-white's bare glyph
-# beside tango's large rank): where a photo's index boxes fall into two sizes at least
-# PRINT_SPLIT apart (means of the two groups) with a clear gap between them (the smallest
-# of the larger group PRINT_GAP above the largest of the smaller), an index of one group
-# does not make one card with an index of the other unless their sizes lie within
-# PRINT_APART_RATIO. On perfect corners, a tango bottom index 1.5x the size of an oxygen
-# top index had been paired into one card across a fan; detector boxes, a third short on a
-# shaded index, blur the gap and leave the rule off (a gap of 1.15 lost val deals).
-# Deals read right, detector corners test / val / t4: 188 / 194 / 481 -> 188 / 194 / 483;
-# perfect corners val 240 -> 241, t4 704 -> 706 (docs/LAYOUT.md, session 29).
-PRINT_SPLIT = 1.35
-PRINT_GAP = 1.2
+# boxes of the two print sizes as near as this in size may still be one card's indices
 PRINT_APART_RATIO = 1.3
-PRINT_MIN = 3  # indices in each group
-
-
-def _print_sizes(log_side: np.ndarray) -> np.ndarray | None:
-    """Which of two print sizes (0 smaller, 1 larger) each index is, given the logs of its
-    box's longer side, where the photo's indices fall into two (`PRINT_SPLIT`,
-    `PRINT_GAP`); else None. The split is the one with the least spread within groups."""
-    n = len(log_side)
-    if n < 2 * PRINT_MIN:
-        return None
-    order = np.sort(log_side)
-    k = np.arange(PRINT_MIN, n - PRINT_MIN + 1)
-    s1, s2 = np.cumsum(order), np.cumsum(order ** 2)
-    # within-group sums of squares of every split at k (the first k smaller)
-    low = s2[k - 1] - s1[k - 1] ** 2 / k
-    high = (s2[-1] - s2[k - 1]) - (s1[-1] - s1[k - 1]) ** 2 / (n - k)
-    cut = int(k[np.argmin(low + high)])
-    lo, hi = order[:cut], order[cut:]
-    if hi.mean() - lo.mean() < math.log(PRINT_SPLIT) or hi.min() - lo.max() < math.log(PRINT_GAP):
-        return None
-    return (log_side >= hi.min()).astype(int)
 
 
 def _expected_diagonals(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,

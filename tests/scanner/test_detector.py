@@ -440,6 +440,19 @@ def test_no_finer_pass_for_large_indices_or_when_off() -> None:
         assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None and det.fine_runs == 0
 
 
+def test_two_decks_printed_at_two_sizes_judge_the_finer_pass_by_the_smaller() -> None:
+    # a bare 14 px glyph deck beside a 32 px one: the median is the large print's
+    det = OnnxDetector(fine_below=22)
+    sides = [14, 14, 15, 13, 32, 31, 33, 32, 30, 32, 33, 31]
+    x = np.arange(len(sides), dtype=np.float32)[:, None] * 100
+    boxes = np.c_[x, x, x + np.array(sides)[:, None] * 0.7, x + np.array(sides)[:, None]]
+    scores = np.full(len(sides), 0.9, np.float32)
+    det.fine_two_prints = False
+    assert det._fine_scale(boxes, scores, [1.0]) == 0.0
+    det.fine_two_prints = True
+    assert det._fine_scale(boxes, scores, [1.0]) == pytest.approx(det.fine_target / 14)
+
+
 def test_finer_pass_never_enlarges_past_the_photo() -> None:
     det = OnnxDetector(fine_below=16)
     # decoded at full size already (no `full`): the pass can only go up to 1:1
