@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     report["joker_word"] = detector.joker_word
     report["refine_again"] = [INDEX_CLASSES[k] for k in detector.refine_again]
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
-                      "max_side": detector.fine_max_side}
+                      "max_side": detector.fine_max_side,
+                      "two_prints": detector.fine_two_prints}
     report["half_turn"] = sorted(detector.half_turn)
     report["roi"] = {"margin": detector.roi_margin, "max_area": detector.roi_max_area,
                      "min_side": detector.roi_min_side, "floor": detector.roi_floor}

@@ -516,8 +516,9 @@ class OnnxDetector:
         Judged on the finest pass's `boxes` (in `rgb` pixels): with at least
         `FINE_MIN_SURE` sure ones (score >= `SIDEWAYS_SURE`) whose median long side, in
         that pass's pixels, is under `fine_below`, the pass brings that median to
-        `fine_target` (`_fine_pass` caps it). With `fine_two_prints`, where the sure boxes
-        fall into two print sizes (`scanner.corners.print_sizes`), the smaller's median. Held-out test photos
+        `fine_target` (`_fine_pass` caps it). With `fine_two_prints`, where that median is
+        not small but the sure boxes fall into two print sizes (`scanner.corners.
+        print_sizes`), the smaller holding `FINE_PRINT_SHARE` of them, the smaller's median. Held-out test photos
         whose indices are 10-14 px at 1,600 px (a bare rank glyph, no pip under it, on a
         3,300 px photo) lost a sixth of them; see models/MODEL_CARD.md.
         """
@@ -527,8 +528,11 @@ class OnnxDetector:
         if len(sure) < FINE_MIN_SURE:
             return 0.0
         sides = np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])
-        prints = print_sizes(np.log(np.maximum(sides, 1.0))) if self.fine_two_prints else None
-        side = float(np.median(sides if prints is None else sides[prints == 0]))
+        side = float(np.median(sides))
+        if side * scales[0] >= self.fine_below and self.fine_two_prints:
+            prints = print_sizes(np.log(np.maximum(sides, 1.0)))
+            if prints is not None and (prints == 0).mean() >= FINE_PRINT_SHARE:
+                side = float(np.median(sides[prints == 0]))
         if side * scales[0] >= self.fine_below:
             return 0.0
         return scales[0] * self.fine_target / max(side * scales[0], 1.0)
@@ -896,6 +900,10 @@ RESCUE_CLEAR = 0.1
 RESCUE_SCREEN = 0.5
 # The small-index pass is judged on at least this many sure boxes of the finest pass.
 FINE_MIN_SURE = 4
+# ... and with `fine_two_prints`, the smaller of two print sizes counts where it holds this
+# share of the sure boxes: a second deck on the table, not a few small boxes on pips or
+# letters (3% of one deck's boxes on held-out test photos; a second deck's 20-40%)
+FINE_PRINT_SHARE = 0.2
 # the detector's passes: the coarse scout, the finest pass and the small-index pass
 # (`OnnxDetector.half_turn` names some of them)
 PASSES = frozenset({"coarse", "finest", "fine"})
