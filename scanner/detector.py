@@ -516,11 +516,12 @@ class OnnxDetector:
         Judged on the finest pass's `boxes` (in `rgb` pixels): with at least
         `FINE_MIN_SURE` sure ones (score >= `SIDEWAYS_SURE`) whose median long side, in
         that pass's pixels, is under `fine_below`, the pass brings that median to
-        `fine_target` (`_fine_pass` caps it). With `fine_two_prints`, where that median is
-        not small but the sure boxes fall into two print sizes (`scanner.corners.
-        print_sizes`), the smaller holding `FINE_PRINT_SHARE` of them, the smaller's median. Held-out test photos
-        whose indices are 10-14 px at 1,600 px (a bare rank glyph, no pip under it, on a
-        3,300 px photo) lost a sixth of them; see models/MODEL_CARD.md.
+        `fine_target` (`_fine_pass` caps it). Held-out test photos whose indices are 10-14
+        px at 1,600 px (a bare rank glyph, no pip under it, on a 3,300 px photo) lost a
+        sixth of them; see models/MODEL_CARD.md. With `fine_two_prints`, where that median
+        is not small but the sure boxes fall into two print sizes
+        (`scanner.corners.print_sizes`), the smaller holding `FINE_PRINT_SHARE` of them,
+        the smaller's median decides (a second deck's bare glyphs).
         """
         if self.fine_below <= 0 or not scales or not len(boxes):
             return 0.0

@@ -495,6 +495,11 @@ def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
 JOKER_PRINT_RATIO = 2.0
 
 
+# boxes of two print sizes (`print_sizes`) as near as this in size may still be one card's
+# indices
+PRINT_APART_RATIO = 1.3
+
+
 def _same_print(corners: Corners) -> np.ndarray:
     """Whether two index boxes could be two corners of one card: they are one size.
 
@@ -521,10 +526,6 @@ def _same_print(corners: Corners) -> np.ndarray:
         # perfect corners val 240 -> 241, t4 704 -> 706 (docs/LAYOUT.md, session 29)
         alike &= (deck[:, None] == deck[None, :]) | (ratio < math.log(PRINT_APART_RATIO))
     return alike
-
-
-# boxes of the two print sizes as near as this in size may still be one card's indices
-PRINT_APART_RATIO = 1.3
 
 
 def _expected_diagonals(anchors: np.ndarray, angles: np.ndarray, scale: np.ndarray,
@@ -2570,13 +2571,13 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
                 if len(ranks) > 1 or ranks & {"3R", "3B"}:
                     continue
                 ang_a = angle_of[a]
+                lone = cards[stacks[b][0]]
                 turn = False
                 if _angle_diff(ang_a, angle_of[b]) > 8:
                     # a lone index shows an axis, not a direction: below a column, on its
                     # line and read upside down, it is the bottom index of its last card
-                    lone = stacks[b][0]
-                    turn = (len(stacks[b]) == 1 and len(cards[lone].corner_ids) == 1
-                            and not cards[lone].from_bottom
+                    turn = (len(stacks[b]) == 1 and len(lone.corner_ids) == 1
+                            and not lone.from_bottom
                             and _angle_diff(ang_a, angle_of[b] + 180.0) <= 8)
                     if not turn:
                         continue
@@ -2592,7 +2593,6 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
                 if cards[stacks[a][int(np.argmax(down_a))]].fully_visible:
                     continue  # a's last card is whole: the column ends there
                 if turn:
-                    lone = cards[stacks[b][0]]
                     lone.angle, lone.from_bottom = (lone.angle + 180.0) % 360.0, True
                 stacks[a].extend(stacks[b])
                 for i in stacks[b]:
