@@ -1778,3 +1778,19 @@ def test_one_deck_with_a_short_box_keeps_pairing_it():
     # detector boxes of one print vary; one box a third short is still that print's
     alike = _same_print(_boxes_of_sides([40, 42, 44, 45, 43, 41, 30, 46]))
     assert alike[6].all()
+
+
+def test_a_row_mixing_two_decks_unevenly_hides_no_card():
+    # three kings of a deck with a small index, three of one with a large index further in;
+    # laid half a step apart where the decks meet: uneven, but no card is missing there
+    step = 0.27 * 0.714 * CARD_H
+    small, large = (0.04, 0.03, 0.12, 0.12), (0.10, 0.03, 0.24, 0.20)
+    row, x = [], 1000.0
+    for k in range(6):
+        row.append({"card": "K" + "HSDC"[k % 4], "x": x, "y": 1800, "angle": 0,
+                    "index_box": small if k < 3 else large})
+        x += step * (1.5 if k == 2 else 1.0)
+    nines = [dict(p, index_box=small) for p in column(["9H", "9S", "9D"], 2400, 1700)]
+    reading = read_table(corners_from_scene(scene_from_placements(row + nines, W, H)), (W, H))
+    assert team_melds(reading, 0)[0] == ["K"] * 6
+    assert not any(not c.corner_ids for c in reading.cards)
