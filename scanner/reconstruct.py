@@ -495,6 +495,11 @@ def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
 JOKER_PRINT_RATIO = 2.0
 
 
+def _long_sides(boxes: np.ndarray) -> np.ndarray:
+    """The longer side of each xyxy box (at least 1e-6)."""
+    return np.maximum(boxes[:, 2:] - boxes[:, :2], 1e-6).max(axis=1)
+
+
 # boxes of two print sizes (`print_sizes`) as near as this in size may still be one card's
 # indices
 PRINT_APART_RATIO = 1.3
@@ -512,7 +517,7 @@ def _same_print(corners: Corners) -> np.ndarray:
     # a narrow side. Within a factor 1.6: a detector's box on a partly shaded index can
     # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
     # indices pair on ground truth).
-    side = np.maximum(corners.boxes[:, 2:] - corners.boxes[:, :2], 1e-6).max(axis=1)
+    side = _long_sides(corners.boxes)
     ratio = np.abs(np.log(side[:, None] / side[None, :]))
     joker = corners.class_ids == INDEX_CLASSES.index("JK")
     alike = (ratio < math.log(1.6)) | (joker[:, None] & joker[None, :]
@@ -2396,7 +2401,8 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     A team's columns are laid with one step, and a row with its own: a gap of m steps
     between two visible cards of a meld-like stack hides m - 1 cards, most likely
     naturals of the stack's rank. They are added with no corners, low confidence and a
-    note for the review list.
+    note for the review list. `prints` (corner number -> print size, `_print_groups`)
+    holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`).
     """
     _join_split_columns(cards, stacks, card_h)
     steps_by_team: dict[int | None, list[float]] = defaultdict(list)
@@ -2624,8 +2630,7 @@ MIXED_GAP_FIT = 0.15
 
 def _print_groups(corners: Corners, used: np.ndarray) -> dict[int, int] | None:
     """The print size (`print_sizes`) of each corner numbered in `used`; None for one size."""
-    side = np.maximum(corners.boxes[used, 2:] - corners.boxes[used, :2], 1e-6).max(axis=1)
-    groups = print_sizes(np.log(side))
+    groups = print_sizes(np.log(_long_sides(corners.boxes[used])))
     return None if groups is None else dict(zip(used.tolist(), groups.tolist(), strict=True))
 
 
