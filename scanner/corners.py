@@ -109,11 +109,16 @@ PRINT_GAP = 1.2
 PRINT_MIN = 3
 
 
-def print_sizes(log_side: np.ndarray) -> np.ndarray | None:
-    """Which of two print sizes (0 smaller, 1 larger) each index is, given the logs of its
-    box's longer side, where the boxes fall into two (`PRINT_SPLIT`, `PRINT_GAP`); else
-    None. The split is the one with the least spread within the groups."""
-    log_side = np.asarray(log_side, dtype=float)
+def long_sides(boxes: np.ndarray) -> np.ndarray:
+    """The longer side of each xyxy box (at least 1e-6)."""
+    return np.maximum(boxes[:, 2:] - boxes[:, :2], 1e-6).max(axis=1)
+
+
+def print_sizes(sides: np.ndarray) -> np.ndarray | None:
+    """Which of two print sizes (0 smaller, 1 larger) each index is, given its box's longer
+    side (`long_sides`), where the boxes fall into two (`PRINT_SPLIT`, `PRINT_GAP`); else
+    None. The split is the one of the sides' logs with the least spread within the groups."""
+    log_side = np.log(np.asarray(sides, dtype=float))
     n = len(log_side)
     if n < 2 * PRINT_MIN:
         return None

@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from scanner.classes import CLASS_ID, INDEX_CLASSES
-from scanner.corners import Corners, print_sizes
+from scanner.corners import Corners, long_sides, print_sizes
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index
@@ -528,10 +528,10 @@ class OnnxDetector:
         sure = boxes[scores >= SIDEWAYS_SURE]
         if len(sure) < FINE_MIN_SURE:
             return 0.0
-        sides = np.maximum(sure[:, 2] - sure[:, 0], sure[:, 3] - sure[:, 1])
+        sides = long_sides(sure)
         side = float(np.median(sides))
         if side * scales[0] >= self.fine_below and self.fine_two_prints:
-            prints = print_sizes(np.log(np.maximum(sides, 1.0)))
+            prints = print_sizes(sides)
             if prints is not None and (prints == 0).mean() >= FINE_PRINT_SHARE:
                 side = float(np.median(sides[prints == 0]))
         if side * scales[0] >= self.fine_below:

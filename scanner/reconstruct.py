@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
-from scanner.corners import Corners, print_sizes
+from scanner.corners import Corners, long_sides, print_sizes
 from scanner.perspective import (
     MIN_TILT_RATIO,
     UNSURE_TILT_RATIO,
@@ -495,11 +495,6 @@ def _print_heights(corners: Corners, angles: np.ndarray) -> np.ndarray:
 JOKER_PRINT_RATIO = 2.0
 
 
-def _long_sides(boxes: np.ndarray) -> np.ndarray:
-    """The longer side of each xyxy box (at least 1e-6)."""
-    return np.maximum(boxes[:, 2:] - boxes[:, :2], 1e-6).max(axis=1)
-
-
 # boxes of two print sizes (`print_sizes`) as near as this in size may still be one card's
 # indices
 PRINT_APART_RATIO = 1.3
@@ -517,12 +512,12 @@ def _same_print(corners: Corners) -> np.ndarray:
     # a narrow side. Within a factor 1.6: a detector's box on a partly shaded index can
     # be a third short (1.4 split whole cards on detector corners; 1.8 let two decks'
     # indices pair on ground truth).
-    side = _long_sides(corners.boxes)
+    side = long_sides(corners.boxes)
     ratio = np.abs(np.log(side[:, None] / side[None, :]))
     joker = corners.class_ids == INDEX_CLASSES.index("JK")
     alike = (ratio < math.log(1.6)) | (joker[:, None] & joker[None, :]
                                        & (ratio < math.log(JOKER_PRINT_RATIO)))
-    deck = print_sizes(np.log(side))
+    deck = print_sizes(side)
     if deck is not None:
         # two decks printed at two sizes (`print_sizes`): one deck's index and the other's
         # make no card unless their boxes are near in size all the same. On perfect corners
@@ -2630,7 +2625,7 @@ MIXED_GAP_FIT = 0.15
 
 def _print_groups(corners: Corners, used: np.ndarray) -> dict[int, int] | None:
     """The print size (`print_sizes`) of each corner numbered in `used`; None for one size."""
-    groups = print_sizes(np.log(_long_sides(corners.boxes[used])))
+    groups = print_sizes(long_sides(corners.boxes[used]))
     return None if groups is None else dict(zip(used.tolist(), groups.tolist(), strict=True))
 
 
