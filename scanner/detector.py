@@ -219,13 +219,17 @@ class OnnxDetector:
         self.meta = json.loads(meta_path.read_text())
         det_path = model_dir / self.meta["detector"]["file"]
         cls_path = model_dir / self.meta["classifier"]["file"]
-        for p in (det_path, cls_path):
+        # More readers of the same crops (optional): every crop is read by each and their
+        # readings averaged (probabilities, and directions as unit vectors).
+        also_paths = [model_dir / f for f in self.meta["classifier"].get("also", ())]
+        for p in (det_path, cls_path, *also_paths):
             if not p.is_file():
                 raise ModelNotFound(f"model file {p} is missing")
         if threads is None:
             threads = int(os.environ.get("CANASTA_THREADS") or 0) or min(os.cpu_count() or 1, 4)
         self._det = _session(det_path, threads)
         self._cls = _session(cls_path, threads, spin=False)
+        self._readers = (self._cls, *(_session(p, threads, spin=False) for p in also_paths))
         # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
         # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
         self._sn, self.sn_size, self.sn_margin = _crop_model(model_dir, self.meta, "six_nine",
@@ -240,8 +244,8 @@ class OnnxDetector:
                                                                  threads)
         self._det_input = self._det.get_inputs()[0].name
         # each reader session's input name, read once
-        self._input = {s: s.get_inputs()[0].name for s in (self._cls, self._sn, self._dir, self._ref)
-                       if s is not None}
+        self._input = {s: s.get_inputs()[0].name
+                       for s in (*self._readers, self._sn, self._dir, self._ref) if s is not None}
         run = self.meta.get("runtime", {})
         self.conf = float(conf if conf is not None else run.get("conf", 0.25))
         self.iou = float(iou if iou is not None else run.get("iou", 0.5))
@@ -566,14 +570,21 @@ class OnnxDetector:
         """Class probabilities (len(turns), N, classes) and directions (len(turns), N, radians)
         of `crops` read turned by each of `turns` quarter turns (counter-clockwise), in one
         batch. A turned view reads the direction turned with it (up in the photo is left
-        after a quarter turn), so each is turned back by 90 degrees per turn."""
+        after a quarter turn), so each is turned back by 90 degrees per turn. Without a
+        `session`, every index reader reads them (`classifier.also`) and their readings are
+        averaged: probabilities, and directions as unit vectors."""
         views = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns])
         blob = views.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
-        session = session or self._cls
-        logits, direction = session.run(None, {self._input[session]: blob})
+        probs, cos, sin = 0.0, 0.0, 0.0
+        sessions = (session,) if session is not None else self._readers
+        for reader in sessions:
+            logits, direction = reader.run(None, {self._input[reader]: blob})
+            probs = probs + _softmax(logits)
+            read = np.arctan2(direction[:, 1], direction[:, 0])
+            cos, sin = cos + np.cos(read), sin + np.sin(read)
         n = len(crops)
-        probs = _softmax(logits).reshape(len(turns), n, -1)
-        read = np.arctan2(direction[:, 1], direction[:, 0]).reshape(len(turns), n)
+        probs = (probs / len(sessions)).reshape(len(turns), n, -1)
+        read = np.arctan2(sin, cos).reshape(len(turns), n)
         return probs, read + np.radians(90.0 * np.asarray(turns, np.float64))[:, None]
 
     def read(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -655,6 +655,62 @@ def test_a_six_nine_reader_reads_its_own_wider_crops(tmp_path: Path) -> None:
     assert angles[0] == 185.0
 
 
+def _constant_reader(path: Path, logits: list[float], direction: tuple[float, float]) -> None:
+    """An ONNX index reader (40 px crops in, rank logits and (cos, sin) out) that reads
+    every crop the same."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    def const(name, values):
+        return helper.make_tensor(name, TensorProto.FLOAT, [1, len(values)], values)
+
+    nodes = [helper.make_node("ReduceMean", ["crops"], ["m"], axes=[1, 2, 3], keepdims=0),
+             helper.make_node("Unsqueeze", ["m", "one"], ["col"]),
+             helper.make_node("Mul", ["col", "zero"], ["z"]),
+             helper.make_node("Add", ["z", "l"], ["logits"]),
+             helper.make_node("Add", ["z", "d"], ["direction"])]
+    graph = helper.make_graph(
+        nodes, "constant_reader",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["n", 3, 40, 40])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", len(logits)]),
+         helper.make_tensor_value_info("direction", TensorProto.FLOAT, ["n", 2])],
+        [const("l", logits), const("d", list(direction)),
+         helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+         helper.make_tensor("one", TensorProto.INT64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def test_more_readers_average_their_readings(tmp_path: Path, scene) -> None:
+    models = _models_with_six_nine_reader(tmp_path)
+    logits = [0.0] * len(INDEX_CLASSES) + [0.0]
+    logits[CLASS_ID["Q"]] = 3.0
+    _constant_reader(models / "queen.onnx", logits, (0.0, 1.0))  # a queen pointing right
+    meta = json.loads((models / "detector.json").read_text())
+    alone = OnnxDetector(models)
+    meta["classifier"]["also"] = ["queen.onnx"]
+    (models / "detector.json").write_text(json.dumps(meta))
+    both = OnnxDetector(models)
+    rgb = np.asarray(Image.open(FIXTURES / "scene.jpg").convert("RGB"))
+    boxes, _ = _readable(scene)
+    crops = crop_indices(rgb, boxes[:6], alone.crop_size, alone.crop_margin)
+    p1, a1 = alone._read_views(crops, (0, 1))
+    p2, a2 = both._read_views(crops, (0, 1))
+    queen = np.exp(logits) / np.exp(logits).sum()
+    assert np.allclose(p2, (p1 + queen) / 2, atol=1e-5)
+    # directions: the mean of unit vectors; the constant reader's 90 degrees, turned back
+    # with its view (the second view was read a quarter turn round)
+    q = np.radians([90.0, 180.0])[:, None]
+    mean = np.arctan2(np.sin(a1) + np.sin(q), np.cos(a1) + np.cos(q))
+    assert np.allclose(np.cos(a2 - mean), 1.0, atol=1e-5)
+    # a named reader that is missing is a clear error
+    meta["classifier"]["also"] = ["gone.onnx"]
+    (models / "detector.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelNotFound, match="gone.onnx"):
+        OnnxDetector(models)
+
+
 def test_a_missing_six_nine_reader_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFound, match="gone-sixnine.onnx"):
         OnnxDetector(_models_with_six_nine_reader(tmp_path, "gone-sixnine.onnx"))
