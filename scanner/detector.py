@@ -228,8 +228,7 @@ class OnnxDetector:
         if threads is None:
             threads = int(os.environ.get("CANASTA_THREADS") or 0) or min(os.cpu_count() or 1, 4)
         self._det = _session(det_path, threads)
-        self._cls = _session(cls_path, threads, spin=False)
-        self._readers = (self._cls, *(_session(p, threads, spin=False) for p in also_paths))
+        self._readers = tuple(_session(p, threads, spin=False) for p in (cls_path, *also_paths))
         # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
         # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
         self._sn, self.sn_size, self.sn_margin = _crop_model(model_dir, self.meta, "six_nine",
