@@ -1805,13 +1805,13 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     unsure = _unsure_corners(np.flatnonzero(~used & ~letters), min_confidence)
     if not used.any():
         return TableReading([], [], [0, 0], unsure, (0.0, 0.0))
-    if first is not None and np.array_equal(first[0], np.flatnonzero(used)):
+    used_ids = np.flatnonzero(used)
+    if first is not None and np.array_equal(first[0], used_ids):
         # every unsure corner was taken: the first reading is this one (nothing changed it)
         cards, stacks, typical_h, geo, stack_team = first[1]
     else:
-        cards, stacks, typical_h, geo, stack_team = _read_cards(corners, np.flatnonzero(used),
-                                                                image_size, geo)
-    _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, np.flatnonzero(used)))
+        cards, stacks, typical_h, geo, stack_team = _read_cards(corners, used_ids, image_size, geo)
+    _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, used_ids))
     review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
