@@ -1410,6 +1410,14 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 # stacks -> teams
 
 
+# How far in front of its team's nearest row (card heights) a lone card along the table may
+# lie and still be that team's (a squared-up canasta's top card), when it lies more than as
+# far from the middle between the teams (else 0.35, as for any stack). Perfect corners: t4
+# deals 709 -> 712 of 804, t5 788 -> 792 of 900; detector corners t4 516 -> 518; test and
+# val unchanged, none lost (docs/LAYOUT.md, session 31).
+LONE_CARD_REACH = 0.75
+
+
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
                   image_size: tuple[int, int],
                   card_h: float) -> tuple[list[int | None], list[float], float]:
@@ -1495,8 +1503,12 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         beyond = any(e is not None and (along[k] - e) * (1 if t == 0 else -1) > 0.5 * card_h
                      for t, e in enumerate(edge))  # past a team's last row, towards the middle
         if both:
-            # strictly between the two teams' nearest rows: piles, strays
-            between = edge[0] + 0.35 * card_h < along[k] < edge[1] - 0.35 * card_h
+            # strictly between the two teams' nearest rows: piles, strays; a lone card along
+            # the table's axis well off the middle may be a squared-up canasta's top card
+            # laid a little in front of its team's row
+            reach = LONE_CARD_REACH if (offset > LONE_CARD_REACH and aligned[k]
+                                        and not pile_like[k] and len(stacks[k]) == 1) else 0.35
+            between = edge[0] + reach * card_h < along[k] < edge[1] - reach * card_h
             central = not meld_like[k] and (between or (pile_like[k] and
                                                         offset < band / card_h - 0.5))
         elif band > 0:

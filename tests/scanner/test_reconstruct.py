@@ -508,6 +508,23 @@ def test_whole_lone_card_goes_by_position_whatever_corner_comes_first(reverse):
     assert squared == {(0, "Q"), (1, "A")}
 
 
+def test_lone_card_just_in_front_of_a_team_is_its_squared_canasta():
+    # team 1 shows only its red threes, overlapped; its squared-up canasta's top card lies
+    # a little in front of them, towards the middle; the discard pile's top card lies in
+    # the middle
+    front = 500 + 0.55 * CARD_H
+    table = (column(["KH", "KS", "KD"], 1000, 2300)
+             + column(["3H", "3D"], 1000, 500, angle=180)
+             + [{"card": "QS", "x": 2400, "y": front, "angle": 180},
+                {"card": "9C", "x": 2000, "y": (front + 2300) / 2 + 100, "angle": 0}])
+    _, reading = read(table)
+    squared = {(m.team, m.rank) for m in reading.melds if m.squared}
+    assert squared == {(1, "Q")}
+    assert reading.layout_json()["teams"][1]["red_threes"] == 2
+    nine = next(c for c in reading.cards if c.rank == "9")
+    assert nine.team is None and nine.role == "left_out"
+
+
 def test_joker_with_a_tall_index_is_one_card():
     # many decks print a tall vertical JOKER index: its centre sits lower than a K's
     table = column(["KH", "KS", "KD", "JK"], 1000, 1700)
