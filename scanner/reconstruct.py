@@ -1010,6 +1010,53 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
     return out
 
 
+# a whole card this many card widths across from the nearest card of a stack's leading rank
+# lies beside its line, not on it (deals right, perfect corners: t4 712 -> 714 of 804, t5,
+# test and val unchanged; the detector's corners: t4 518 -> 521, val 199 -> 200, test 185 ->
+# 184; docs/LAYOUT.md, session 31)
+BESIDE_A_LINE = 0.6
+
+
+def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
+                       card_w: float) -> list[list[int]]:
+    """Whole natural cards of another rank lying beside a stack's line: stacks of their own.
+
+    A squared-up canasta's top card (or a stray) laid against a column touches it, and
+    the two made one stack: a pile-like heap, its canasta lost. In a meld only the front
+    card shows whole; a whole card of another rank more than `BESIDE_A_LINE` card widths
+    sideways (across the cards' own direction) from every card of the stack's leading rank
+    lies beside a column, or past the end of a row, not in it. A stack with no leading rank
+    (no rank twice) splits into its whole cards when two or more of different ranks lie
+    side by side (two squared-up canastas touching).
+    """
+    out = []
+    for stack in stacks:
+        naturals = [i for i in stack if not cards[i].is_wild and cards[i].rank not in ("3R", "3B")]
+        counts = Counter(cards[i].rank for i in naturals)
+        whole = [i for i in naturals if cards[i].fully_visible and len(cards[i].corner_ids) >= 2]
+        if len(stack) < 2 or not whole:
+            out.append(stack)
+            continue
+        lead, n = counts.most_common(1)[0]
+        if n >= 2:
+            line = [i for i in naturals if cards[i].rank == lead]
+            _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
+            across = np.array([cards[i].center for i in line]) @ right[0]
+            apart = [i for i in whole if cards[i].rank != lead
+                     and np.abs(across - np.dot(cards[i].center, right[0])).min()
+                     > BESIDE_A_LINE * card_w]
+        else:
+            apart = whole if len({cards[i].rank for i in whole}) >= 2 else []
+        if not apart:
+            out.append(stack)
+            continue
+        rest = [i for i in stack if i not in apart]
+        if rest:
+            out.append(rest)
+        out.extend([i] for i in apart)
+    return out
+
+
 def _red_threes_apart(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
     """Each red three touching other cards is a stack of its own.
 
@@ -1891,6 +1938,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         _side_pairs_toward_front(cards, corners, angles, card_h, geo, kind)
         _choose_index_sides(cards, typical_h, print_h)
         stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
+        stacks = _whole_cards_apart(cards, stacks, typical_h * geo.aspect)
         stacks = _red_threes_apart(cards, stacks)
         oriented = _orient_stacks(cards, stacks)
         steadier = _steadier_angles(cards, stacks, angles, typical_h)

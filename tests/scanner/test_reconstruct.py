@@ -18,7 +18,9 @@ from scanner.reconstruct import (
     CARD_CHECK,
     MELD_CHECK,
     CardGeometry,
+    CardReading,
     _join_four_index_halves,
+    _whole_cards_apart,
     joker_letters,
     read_table,
 )
@@ -523,6 +525,33 @@ def test_lone_card_just_in_front_of_a_team_is_its_squared_canasta():
     assert reading.layout_json()["teams"][1]["red_threes"] == 2
     nine = next(c for c in reading.cards if c.rank == "9")
     assert nine.team is None and nine.role == "left_out"
+
+
+def test_squared_canasta_touching_a_column_is_apart_from_it():
+    # a squared-up canasta's top card laid against a column's side: one heap of cards
+    # unless the whole card of another rank beside the line is taken apart
+    table = (column(["5H", "5S", "5D", "5C"], 1000, 2000)
+             + [{"card": "QH", "x": 1000 + 0.8 * CARD_H * 0.71, "y": 2050, "angle": 1}]
+             + column(["9H", "9S", "9D"], 2500, 600, angle=180))
+    _, reading = read(table)
+    assert ["5", "5", "5", "5"] in team_melds(reading, 0)
+    assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "Q")}
+
+
+def test_whole_cards_of_other_ranks_in_one_stack_come_apart():
+    def card(rank, x, y, whole, corners):
+        return CardReading(rank=rank, corner_ids=corners, center=(x, y), angle=0.0,
+                           confidence=0.9, fully_visible=whole)
+    # two squared-up canastas touching: two whole cards, no rank twice
+    touching = [card("Q", 1000, 2000, True, [0, 1]), card("J", 1150, 2000, True, [2, 3])]
+    assert sorted(_whole_cards_apart(touching, [[0, 1]], 200.0)) == [[0], [1]]
+    # a column's front card is whole and may be read as another rank: on the line, it stays
+    col = [card("5", 1000, 2000 + 60 * k, False, [k]) for k in range(3)]
+    col.append(card("6", 1010, 2300, True, [3, 4]))
+    assert _whole_cards_apart(col, [[0, 1, 2, 3]], 200.0) == [[0, 1, 2, 3]]
+    # the same card a card width beside the column lies apart
+    col[3] = card("6", 1200, 2100, True, [3, 4])
+    assert sorted(_whole_cards_apart(col, [[0, 1, 2, 3]], 200.0)) == [[0, 1, 2], [3]]
 
 
 def test_joker_with_a_tall_index_is_one_card():
