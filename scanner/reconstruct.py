@@ -1458,8 +1458,8 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 
 
 # How far in front of its team's nearest row (card heights) a lone card along the table may
-# lie and still be that team's (a squared-up canasta's top card), when it lies more than as
-# far from the middle between the teams (else 0.35, as for any stack). Perfect corners: t4
+# lie and still be that team's (a squared-up canasta's top card), when it lies more than
+# that far from the middle between the teams (else 0.35, as for any stack). Perfect corners: t4
 # deals 709 -> 712 of 804, t5 788 -> 792 of 900; detector corners t4 516 -> 518; test and
 # val unchanged, none lost (docs/LAYOUT.md, session 31).
 LONE_CARD_REACH = 0.75
@@ -3002,7 +3002,7 @@ def _logit(p: float) -> float:
 
 # Weights of `meld_evidence` (and the bias last) in a logistic model of "this plain meld is
 # read exactly", fitted on the detector's corners of 900 tables of the held-out designs that
-# no other figure is measured on (build/scenes-t5: `python -m datasets.build --scenes 10000
+# nothing else was tuned on (build/scenes-t5: `python -m datasets.build --scenes 10000
 # --seed 5 --split test --out build/scenes-t5`; the shipped models; `python -m
 # bench.meld_confidence --scenes-dir build/scenes-t5/test --fit`, 414 wrong melds of 5,660);
 # None keeps the cards' combined confidence. A squared-up canasta keeps its own (its count

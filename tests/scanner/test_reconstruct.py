@@ -531,7 +531,7 @@ def test_squared_canasta_touching_a_column_is_apart_from_it():
     # a squared-up canasta's top card laid against a column's side: one heap of cards
     # unless the whole card of another rank beside the line is taken apart
     table = (column(["5H", "5S", "5D", "5C"], 1000, 2000)
-             + [{"card": "QH", "x": 1000 + 0.8 * CARD_H * 0.71, "y": 2050, "angle": 1}]
+             + [{"card": "QH", "x": 1000 + 0.8 * CARD_H * CardGeometry.aspect, "y": 2050, "angle": 1}]
              + column(["9H", "9S", "9D"], 2500, 600, angle=180))
     _, reading = read(table)
     assert ["5", "5", "5", "5"] in team_melds(reading, 0)
