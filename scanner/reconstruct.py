@@ -1586,6 +1586,28 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         else:
             teams.append(None)
             confs.append(0.5)
+    # a team melds a rank in one stack: a lone natural of a rank one of its meld-like
+    # stacks holds, lying past the team's nearest row towards the middle and off that
+    # meld's line (not its front card split off), is the discard pile's top card or a
+    # stray, not a card of that meld (perfect corners: t4 deals 714 -> 715, no other set
+    # changed; docs/LAYOUT.md, session 31)
+    for k, stack in enumerate(stacks):
+        t = teams[k]
+        if t is None or len(stack) != 1 or edge[t] is None:
+            continue
+        card = cards[stack[0]]
+        if card.is_wild or card.rank in ("3R", "3B") \
+                or (along[k] - edge[t]) * (1 if t == 0 else -1) <= 0.5 * card_h:
+            continue
+        for j, other in enumerate(stacks):
+            line = [i for i in other if cards[i].rank == card.rank]
+            if j == k or teams[j] != t or not meld_like[j] or not line:
+                continue
+            _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
+            across = np.abs((np.array([cards[i].center for i in line]) - card.center) @ right[0])
+            if across.min() > BESIDE_A_LINE * card_h * CardGeometry.aspect:
+                teams[k] = None
+                break
     return teams, confs, up0
 
 

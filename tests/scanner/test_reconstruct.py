@@ -527,6 +527,17 @@ def test_lone_card_just_in_front_of_a_team_is_its_squared_canasta():
     assert nine.team is None and nine.role == "left_out"
 
 
+def test_discard_pile_top_card_of_a_melded_rank_is_not_counted_into_the_meld():
+    # only team 0 has laid cards; the discard pile's top card, a jack, lies a little past
+    # team 0's row towards the middle, off the line of its jacks: left out, not a fourth jack
+    table = (column(["JH", "JS", "JD"], 1000, 2200) + column(["8H", "8S", "8D"], 1500, 2200)
+             + [{"card": "JC", "x": 2300, "y": 2200 - 0.58 * CARD_H, "angle": 2}])
+    _, reading = read(table)
+    assert ["J", "J", "J"] in team_melds(reading, 0)
+    lone = next(c for c in reading.cards if c.rank == "J" and c.center[0] > 2000)
+    assert lone.team is None and lone.role == "left_out"
+
+
 def test_squared_canasta_touching_a_column_is_apart_from_it():
     # a squared-up canasta's top card laid against a column's side: one heap of cards
     # unless the whole card of another rank beside the line is taken apart
