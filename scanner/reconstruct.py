@@ -1040,11 +1040,8 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
         lead, n = counts.most_common(1)[0]
         if n >= 2:
             line = [i for i in naturals if cards[i].rank == lead]
-            _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
-            across = np.array([cards[i].center for i in line]) @ right[0]
             apart = [i for i in whole if cards[i].rank != lead
-                     and np.abs(across - np.dot(cards[i].center, right[0])).min()
-                     > BESIDE_A_LINE * card_w]
+                     and _off_line(cards, line, cards[i].center) > BESIDE_A_LINE * card_w]
         else:
             apart = whole if len({cards[i].rank for i in whole}) >= 2 else []
         if not apart:
@@ -1055,6 +1052,13 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
             out.append(rest)
         out.extend([i] for i in apart)
     return out
+
+
+def _off_line(cards: list[CardReading], line: list[int], point) -> float:
+    """How far `point` lies from the nearest card of `line`, across the cards' own direction
+    (sideways from a column, along a row)."""
+    _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
+    return float(np.abs((np.array([cards[i].center for i in line]) - np.asarray(point)) @ right[0]).min())
 
 
 def _red_threes_apart(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
@@ -1603,9 +1607,7 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             line = [i for i in other if cards[i].rank == card.rank]
             if j == k or teams[j] != t or not meld_like[j] or not line:
                 continue
-            _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
-            across = np.abs((np.array([cards[i].center for i in line]) - card.center) @ right[0])
-            if across.min() > BESIDE_A_LINE * card_h * CardGeometry.aspect:
+            if _off_line(cards, line, card.center) > BESIDE_A_LINE * card_h * CardGeometry.aspect:
                 teams[k] = None
                 break
     return teams, confs, up0
