@@ -1610,6 +1610,25 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             if _off_line(cards, line, card.center) > BESIDE_A_LINE * card_h * CardGeometry.aspect:
                 teams[k] = None
                 break
+    # likewise a meld-like heap of a rank another of the team's meld-like stacks holds,
+    # lying more than a card height further towards the middle than every other one of
+    # them and off that one's line: the discard pile (a team melds a rank once; perfect
+    # corners and the detector's: t4 deals +1 each, no other set changed)
+    for k, stack in enumerate(stacks):
+        t = teams[k]
+        if t is None or not meld_like[k]:
+            continue
+        sign = 1.0 if t == 0 else -1.0
+        others = [j for j in range(len(stacks)) if j != k and teams[j] == t and meld_like[j]]
+        if len(others) < 2 or sign * along[k] - max(sign * along[j] for j in others) <= card_h:
+            continue
+        ranks = _natural_ranks(cards, stack)
+        for j in others:
+            line = [i for i in stacks[j] if cards[i].rank in ranks and not cards[i].is_wild]
+            if line and _off_line(cards, line, np.mean([cards[i].center for i in stack], axis=0)) \
+                    > BESIDE_A_LINE * card_h * CardGeometry.aspect:
+                teams[k] = None
+                break
     return teams, confs, up0
 
 

@@ -538,6 +538,19 @@ def test_discard_pile_top_card_of_a_melded_rank_is_not_counted_into_the_meld():
     assert lone.team is None and lone.role == "left_out"
 
 
+def test_discard_pile_of_a_melded_rank_is_not_merged_into_the_meld():
+    # the discard pile shows two tens and a two, squared enough to look like a meld, a card
+    # height and more past team 0's rows: not part of its column of tens
+    table = (column(["10H", "10S", "2C"], 800, 2300) + column(["4H", "4S", "4D"], 1300, 2300)
+             + column(["6H", "6S", "6D"], 1800, 2300)
+             + column(["9H", "9S", "9D"], 1500, 500, angle=180)
+             + column(["10D", "2H", "10C"], 2600, 1500, angle=3))
+    _, reading = read(table)
+    assert ["10", "10", "2"] in team_melds(reading, 0)
+    pile = [c for c in reading.cards if c.center[0] > 2400]
+    assert len(pile) == 3 and all(c.team is None and c.role == "left_out" for c in pile)
+
+
 def test_squared_canasta_touching_a_column_is_apart_from_it():
     # a squared-up canasta's top card laid against a column's side: one heap of cards
     # unless the whole card of another rank beside the line is taken apart
