@@ -1590,43 +1590,32 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         else:
             teams.append(None)
             confs.append(0.5)
-    # a team melds a rank in one stack: a lone natural of a rank one of its meld-like
-    # stacks holds, lying past the team's nearest row towards the middle and off that
-    # meld's line (not its front card split off), is the discard pile's top card or a
-    # stray, not a card of that meld (perfect corners: t4 deals 714 -> 715, no other set
-    # changed; docs/LAYOUT.md, session 31)
+    # A team melds a rank in one stack. A lone natural lying more than half a card height
+    # past its team's nearest row towards the middle, or a meld-like heap more than a card
+    # height past all of the team's other meld-like stacks (two at least), that holds a
+    # rank another of the team's meld-like stacks holds and lies off that stack's line
+    # (not a part of it split off), is the discard pile or a stray, not that meld's. A
+    # second row of melds lies as far out but never shares a rank with the first. Perfect
+    # corners: t4 deals 714 -> 716; the detector's: t4 521 -> 522; every other set
+    # unchanged (docs/LAYOUT.md, session 31).
     for k, stack in enumerate(stacks):
         t = teams[k]
-        if t is None or len(stack) != 1 or edge[t] is None:
-            continue
-        card = cards[stack[0]]
-        if card.is_wild or card.rank in ("3R", "3B") \
-                or (along[k] - edge[t]) * (1 if t == 0 else -1) <= 0.5 * card_h:
-            continue
-        for j, other in enumerate(stacks):
-            line = [i for i in other if cards[i].rank == card.rank]
-            if j == k or teams[j] != t or not meld_like[j] or not line:
-                continue
-            if _off_line(cards, line, card.center) > BESIDE_A_LINE * card_h * CardGeometry.aspect:
-                teams[k] = None
-                break
-    # likewise a meld-like heap of a rank another of the team's meld-like stacks holds,
-    # lying more than a card height further towards the middle than every other one of
-    # them and off that one's line: the discard pile (a team melds a rank once; perfect
-    # corners and the detector's: t4 deals +1 each, no other set changed)
-    for k, stack in enumerate(stacks):
-        t = teams[k]
-        if t is None or not meld_like[k]:
+        if t is None or edge[t] is None:
             continue
         sign = 1.0 if t == 0 else -1.0
         others = [j for j in range(len(stacks)) if j != k and teams[j] == t and meld_like[j]]
-        if len(others) < 2 or sign * along[k] - max(sign * along[j] for j in others) <= card_h:
+        ranks = _natural_ranks(cards, stack) - {"3R", "3B"}
+        if len(stack) == 1:
+            past = sign * (along[k] - edge[t]) > 0.5 * card_h
+        else:
+            past = meld_like[k] and len(others) >= 2 and \
+                sign * along[k] - max(sign * along[j] for j in others) > card_h
+        if not past or not ranks:
             continue
-        ranks = _natural_ranks(cards, stack)
+        centre = np.mean([cards[i].center for i in stack], axis=0)
         for j in others:
-            line = [i for i in stacks[j] if cards[i].rank in ranks and not cards[i].is_wild]
-            if line and _off_line(cards, line, np.mean([cards[i].center for i in stack], axis=0)) \
-                    > BESIDE_A_LINE * card_h * CardGeometry.aspect:
+            line = [i for i in stacks[j] if cards[i].rank in ranks]
+            if line and _off_line(cards, line, centre) > BESIDE_A_LINE * card_h * CardGeometry.aspect:
                 teams[k] = None
                 break
     return teams, confs, up0
