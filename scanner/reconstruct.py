@@ -1058,7 +1058,8 @@ def _off_line(cards: list[CardReading], line: list[int], point) -> float:
     """How far `point` lies from the nearest card of `line`, across the cards' own direction
     (sideways from a column, along a row)."""
     _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in line])]))
-    return float(np.abs((np.array([cards[i].center for i in line]) - np.asarray(point)) @ right[0]).min())
+    centres = np.array([cards[i].center for i in line])
+    return float(np.abs((centres - np.asarray(point)) @ right[0]).min())
 
 
 def _red_threes_apart(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
@@ -1463,15 +1464,15 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 
 # How far in front of its team's nearest row (card heights) a lone card along the table may
 # lie and still be that team's (a squared-up canasta's top card), when it lies more than
-# that far from the middle between the teams (else 0.35, as for any stack). Perfect corners: t4
-# deals 709 -> 712 of 804, t5 788 -> 792 of 900; detector corners t4 516 -> 518; test and
-# val unchanged, none lost (docs/LAYOUT.md, session 31).
+# that far from the middle between the teams (else 0.35, as for any stack). Perfect
+# corners: t4 deals 709 -> 712 of 804, t5 788 -> 792 of 900; detector corners t4 516 ->
+# 518; test and val unchanged, none lost (docs/LAYOUT.md, session 31).
 LONE_CARD_REACH = 0.75
 
 
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
-                  image_size: tuple[int, int],
-                  card_h: float) -> tuple[list[int | None], list[float], float]:
+                  image_size: tuple[int, int], card_h: float,
+                  aspect: float = CardGeometry.aspect) -> tuple[list[int | None], list[float], float]:
     """Team per stack (0 faces the bottom edge, 1 across, None for neither) and a confidence.
 
     Orientation decides first: the table's axis is the dominant card direction modulo
@@ -1615,7 +1616,7 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         centre = np.mean([cards[i].center for i in stack], axis=0)
         for j in others:
             line = [i for i in stacks[j] if cards[i].rank in ranks]
-            if line and _off_line(cards, line, centre) > BESIDE_A_LINE * card_h * CardGeometry.aspect:
+            if line and _off_line(cards, line, centre) > BESIDE_A_LINE * card_h * aspect:
                 teams[k] = None
                 break
     return teams, confs, up0
@@ -1984,7 +1985,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         (lambda i, j: _edge_crossed(i, j, centres, angles, typical_h, geo)) if four_index else None)
     _split_stretched_cards(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
-                                               typical_h)
+                                               typical_h, geo.aspect)
     for k, s in enumerate(stacks):
         for i in s:
             cards[i].stack = k
