@@ -27,6 +27,7 @@ import numpy as np
 
 from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.corners import Corners, long_sides, print_sizes
+from scanner.edges import card_edge_angles
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index
@@ -211,7 +212,8 @@ class OnnxDetector:
                  rescue_floor: float | None = None,
                  rescue_ranks: tuple[str, ...] | None = None,
                  half_turn: tuple[str, ...] | None = None,
-                 joker_word: bool | None = None) -> None:
+                 joker_word: bool | None = None,
+                 edge_angles: bool | None = None) -> None:
         model_dir = Path(model_dir) if model_dir is not None else MODELS_DIR
         meta_path = model_dir / META_FILE
         if not meta_path.is_file():
@@ -304,6 +306,10 @@ class OnnxDetector:
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
         self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
+        # Each direction read is turned onto the straight lines around its index where they
+        # are clear (`scanner.edges.card_edge_angles`).
+        self.edge_angles = bool(edge_angles if edge_angles is not None
+                                else run.get("edge_angles", False))
         # The finest pass only where the coarse passes saw indices: around each of their
         # boxes, `roi_margin` times its long side (0 = the whole photo), unless those
         # rectangles cover `roi_max_area` of it or the coarse passes are unsure of the
@@ -806,7 +812,12 @@ class OnnxDetector:
             boxes = _joker_boxes(rgb, boxes, angles, rank_ids, is_index)
         corners = Corners(boxes, rank_ids, confidence, angles, rank_prob)
         gate = self.min_confidence if min_confidence is None else min_confidence
-        return corners.select(is_index & (confidence >= gate))
+        corners = corners.select(is_index & (confidence >= gate))
+        if self.edge_angles and len(corners):
+            corners = Corners(corners.boxes, corners.class_ids, corners.confidence,
+                              card_edge_angles(rgb, corners.boxes, corners.angle),
+                              corners.rank_confidence)
+        return corners
 
     def _rescue(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
