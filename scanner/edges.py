@@ -52,11 +52,14 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
         patch = gray[b:d, a:c].astype(np.float32)
         gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
         gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
-        yy, xx = np.mgrid[b:d, a:c]
-        weight = (gx * gx + gy * gy) * np.exp(
-            -((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * (side / 3) ** 2))
-        total = float(weight.sum())
-        z = complex((weight * np.exp(4j * np.arctan2(gy, gx))).sum())
+        sigma2 = 2 * (side / 3) ** 2
+        window_weight = np.outer(np.exp(-(np.arange(b, d) - cy) ** 2 / sigma2),
+                                 np.exp(-(np.arange(a, c) - cx) ** 2 / sigma2))
+        g2 = (gx + 1j * gy) ** 2  # |g|^2 exp(2i angle)
+        m2 = np.abs(g2)
+        total = float((m2 * window_weight).sum())
+        # |g|^2 exp(4i angle) = g2^2 / |g|^2 (zero where there is no gradient)
+        z = complex((window_weight * g2 * g2 / np.maximum(m2, 1e-12)).sum())
         if total <= 0 or abs(z) < coherence * total:
             continue
         # the lines' direction modulo 90 degrees nearest the reading (image y points down,
