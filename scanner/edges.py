@@ -1,17 +1,20 @@
-"""A card's direction, made exact by the straight edges around its index.
+"""A card's direction, made exact by the straight lines along it around its index.
 
 The index readers give each corner the direction its card's top points, to a few degrees
 (unseen designs: median 3.2 degrees off, 10% more than 10 off; tango's 4s and the thin
 kde-oxygen-white print up to 45). The layout step needs it finer: it pairs a card's two
 indices, lines cards up into columns and tells the teams apart by it. Around an index the
-photo shows lines that lie with the card: the card's own edges, the neighbouring cards'
-edges (a column's cards lie parallel), the strokes of the print. Their gradients point at
-the card's direction modulo 90 degrees, so the magnitude-weighted mean of exp(4i * gradient
-angle) over a window around the index gives that direction to about a degree where the
-lines dominate (`card_edge_angles`). It turns a reading only by the little that brings it
-onto those lines, and only where they are clear: a table's own pattern (wood grain,
-gingham, stripes) and a JPEG's block grid make the mean incoherent, and a reading that
-would have to turn far is left as read.
+photo shows lines that run along the card: its long edges, a column neighbour's, the
+upright strokes of the print. Their gradients lie across the card's direction, so the
+gradients near that direction (within `EDGE_SELECT` degrees of the reading, modulo 180),
+their doubled angles averaged weighted by squared magnitude over a window around the index,
+give it to about a degree where the lines are clear; the selection re-centred on the
+estimate a few times (`card_edge_angles`). The card's short edges are left out on purpose:
+in a photo taken at a slant they are not square to the long ones. A reading is turned by at
+most `EDGE_MAX_TURN`; no gate on how clear the lines are helped (a table's pattern and a
+JPEG's block grid pull a reading little, the selection being narrow: a window of pure
+noise turns it by about a degree; and
+every gate on how coherent they are cost more deals than it saved; models/MODEL_CARD.md).
 """
 from __future__ import annotations
 
@@ -19,21 +22,22 @@ import cv2
 import numpy as np
 
 # window: a square this many times the index box's longer side, centred on it, weighted by
-# a Gaussian of a third of its side (the card's two edges lie inside it)
-EDGE_WINDOW = 3.0
-# a reading is turned onto the lines only where their mean is this coherent (0..1: the
-# length of the mean of exp(4i * angle) weighted by squared gradient magnitude) ...
-EDGE_COHERENCE = 0.45
-# ... and by at most this many degrees
+# a Gaussian of a third of its side (the card's long edge and a neighbour's lie inside it)
+EDGE_WINDOW = 4.0
+# the gradients counted: within this many degrees (modulo 180) of the direction so far,
+# which starts at the reading and is re-estimated this many times
+EDGE_SELECT = 20.0
+EDGE_ROUNDS = 3
+# a reading is turned by at most this many degrees
 EDGE_MAX_TURN = 30.0
 
 
 def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
-                     window: float = EDGE_WINDOW, coherence: float = EDGE_COHERENCE,
-                     max_turn: float = EDGE_MAX_TURN) -> np.ndarray:
+                     window: float = EDGE_WINDOW, select: float = EDGE_SELECT,
+                     rounds: int = EDGE_ROUNDS, max_turn: float = EDGE_MAX_TURN) -> np.ndarray:
     """`angles` (degrees, the convention of `scanner.corners.Corners`) of the index `boxes`
-    (xyxy, `rgb` pixels) turned onto the straight lines around each index where they are
-    clear (see the module's text); unknown (NaN) angles stay unknown."""
+    (xyxy, `rgb` pixels) turned onto the straight lines along each card (see the module's
+    text); unknown (NaN) angles, and those with no lines near them, stay as they are."""
     out = np.asarray(angles, np.float64).copy()
     if not len(out):
         return out
@@ -56,15 +60,22 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
         window_weight = np.outer(np.exp(-(np.arange(b, d) - cy) ** 2 / sigma2),
                                  np.exp(-(np.arange(a, c) - cx) ** 2 / sigma2))
         g2 = (gx + 1j * gy) ** 2  # |g|^2 exp(2i angle)
-        m2 = np.abs(g2)
-        total = float((m2 * window_weight).sum())
-        # |g|^2 exp(4i angle) = g2^2 / |g|^2 (zero where there is no gradient)
-        z = complex((window_weight * g2 * g2 / np.maximum(m2, 1e-12)).sum())
-        if total <= 0 or abs(z) < coherence * total:
+        weighted = window_weight * g2
+        strength = window_weight * np.abs(g2)
+        # a gradient's angle from +x, clockwise (image y points down), modulo 180: along
+        # the card's direction for a line that runs along the card
+        grad = np.degrees(np.angle(g2)) / 2
+        found, total = out[j], 0.0
+        for _ in range(rounds):
+            counted = np.abs((grad - found + 90.0) % 180.0 - 90.0) < select
+            total = float(strength[counted].sum())
+            if total <= 0:
+                break
+            z = complex(weighted[counted].sum())
+            found += (np.degrees(np.angle(z)) / 2 - found + 90.0) % 180.0 - 90.0
+        if total <= 0:
             continue
-        # the lines' direction modulo 90 degrees nearest the reading (image y points down,
-        # so a gradient angle measured from +x clockwise is the card's turn from upright)
-        turn = (np.degrees(np.angle(z)) / 4 - out[j] + 45.0) % 90.0 - 45.0
+        turn = (found - out[j] + 90.0) % 180.0 - 90.0
         if abs(turn) <= max_turn:
             out[j] = (out[j] + turn) % 360.0
     return out
