@@ -58,21 +58,25 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
         gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
         sigma2 = 2 * (side / 3) ** 2
         window_weight = np.outer(np.exp(-(np.arange(b, d) - cy) ** 2 / sigma2),
-                                 np.exp(-(np.arange(a, c) - cx) ** 2 / sigma2))
-        g2 = (gx + 1j * gy) ** 2  # |g|^2 exp(2i angle)
-        weighted = window_weight * g2
-        strength = window_weight * np.abs(g2)
-        # a gradient's angle from +x, clockwise (image y points down), modulo 180: along
-        # the card's direction for a line that runs along the card
-        grad = np.degrees(np.angle(g2)) / 2
-        found, total = out[j], 0.0
+                                 np.exp(-(np.arange(a, c) - cx) ** 2 / sigma2)).astype(np.float32)
+        # per pixel, |g|^2 exp(2i angle) (its real and imaginary parts) and |g|^2, weighted
+        # by the window; a gradient's angle is measured from +x, clockwise (image y points
+        # down), so a line along the card has it near the card's direction modulo 180
+        re = (window_weight * (gx * gx - gy * gy)).ravel()
+        im = (window_weight * (2 * gx * gy)).ravel()
+        strength = (window_weight * (gx * gx + gy * gy)).ravel()
+        near = np.float32(np.cos(np.radians(2 * select)))
+        found, total = float(out[j]), 0.0
         for _ in range(rounds):
-            counted = np.abs((grad - found + 90.0) % 180.0 - 90.0) < select
-            total = float(strength[counted].sum())
+            # within `select` degrees of `found` modulo 180: the doubled angles' cosine
+            double = np.radians(2 * found)
+            counted = (re * np.float32(np.cos(double)) + im * np.float32(np.sin(double))
+                       > near * strength).astype(np.float32)
+            total = float(strength @ counted)
             if total <= 0:
                 break
-            z = complex(weighted[counted].sum())
-            found += (np.degrees(np.angle(z)) / 2 - found + 90.0) % 180.0 - 90.0
+            found += (np.degrees(np.arctan2(float(im @ counted), float(re @ counted))) / 2
+                      - found + 90.0) % 180.0 - 90.0
         if total <= 0:
             continue
         turn = (found - out[j] + 90.0) % 180.0 - 90.0
