@@ -185,11 +185,21 @@ def default_gates(source: str) -> tuple[float, float | None]:
     return 0.0, None
 
 
+# The run-time code that turns a photo into corners: cached corners belong to it as much as
+# to the model files (a change to either must not be measured on the other's corners).
+RUNTIME_SOURCES = ("classes.py", "corners.py", "detector.py", "edges.py", "imageio.py",
+                   "ink.py", "joker.py")
+
+
 def _model_key(model_dir: Path) -> str:
-    """Hash of the model files and settings: cached corners belong to one model."""
+    """Hash of the model files and settings, and of the run-time code that runs them:
+    cached corners belong to one model and one runtime."""
     digest = hashlib.sha256()
     for f in sorted(model_dir.glob("*.onnx")) + sorted(model_dir.glob("*.json")):
         digest.update(f.name.encode() + f.read_bytes())
+    scanner_dir = Path(__file__).resolve().parent.parent / "scanner"
+    for name in RUNTIME_SOURCES:
+        digest.update(name.encode() + (scanner_dir / name).read_bytes())
     return digest.hexdigest()[:12]
 
 

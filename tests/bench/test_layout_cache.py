@@ -48,3 +48,18 @@ def test_perfect_corners_of_tables_shot_from_a_seat_are_scored(monkeypatch) -> N
     assert from_a_seat["meld_exact_readable"] == from_above["meld_exact_readable"] == 1.0
     monkeypatch.setattr(scanner.reconstruct, "UNSURE_TILT_RATIO", float("inf"))  # never flattened
     assert run("gt", scenes, 3, False, keystone=0.5)["meld_exact_readable"] < 0.9
+
+
+def test_cached_corners_belong_to_the_models_and_the_runtime_code(tmp_path: Path, monkeypatch) -> None:
+    import bench.bench_layout as bench_layout
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "detector.json").write_text("{}")
+    key = bench_layout._model_key(models)
+    (models / "detector.json").write_text('{"runtime": {}}')
+    assert bench_layout._model_key(models) != key
+    key = bench_layout._model_key(models)
+    # the same model files read by other run-time code: another key
+    monkeypatch.setattr(bench_layout, "RUNTIME_SOURCES", bench_layout.RUNTIME_SOURCES[:-1])
+    assert bench_layout._model_key(models) != key
