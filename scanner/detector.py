@@ -306,8 +306,8 @@ class OnnxDetector:
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
         self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
-        # Each direction read is turned onto the straight lines around its index where they
-        # are clear (`scanner.edges.card_edge_angles`).
+        # Each direction read is turned onto the straight lines that run along its card
+        # around its index (`scanner.edges.card_edge_angles`).
         self.edge_angles = bool(edge_angles if edge_angles is not None
                                 else run.get("edge_angles", False))
         # The finest pass only where the coarse passes saw indices: around each of their

@@ -11,10 +11,10 @@ their doubled angles averaged weighted by squared magnitude over a window around
 give it to about a degree where the lines are clear; the selection re-centred on the
 estimate a few times (`card_edge_angles`). The card's short edges are left out on purpose:
 in a photo taken at a slant they are not square to the long ones. A reading is turned by at
-most `EDGE_MAX_TURN`; no gate on how clear the lines are helped (a table's pattern and a
-JPEG's block grid pull a reading little, the selection being narrow: a window of pure
-noise turns it by about a degree; and
-every gate on how coherent they are cost more deals than it saved; models/MODEL_CARD.md).
+most `EDGE_MAX_TURN`, and with no gate on how clear the lines are: the selection being
+narrow, a table's pattern or a JPEG's block grid pulls a reading little (a window of pure
+noise, about a degree), and every gate tried cost more deals than it saved
+(models/MODEL_CARD.md, "Directions on the card's lines").
 """
 from __future__ import annotations
 
