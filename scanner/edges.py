@@ -5,11 +5,12 @@ The index readers give each corner the direction its card's top points, to a few
 kde-oxygen-white print up to 45). The layout step needs it finer: it pairs a card's two
 indices, lines cards up into columns and tells the teams apart by it. Around an index the
 photo shows lines that run along the card: its long edges, a column neighbour's, the
-upright strokes of the print. Their gradients lie across the card's direction, so the
-gradients near that direction (within `EDGE_SELECT` degrees of the reading, modulo 180),
+upright strokes of the print. Their gradients point across the card, so a gradient's
+angle (from the photo's +x, clockwise) equals the card's direction (from up, clockwise)
+modulo 180: the gradients whose angle lies within `EDGE_SELECT` degrees of the reading,
 their doubled angles averaged weighted by squared magnitude over a window around the index,
-give it to about a degree where the lines are clear; the selection re-centred on the
-estimate a few times (`card_edge_angles`). The card's short edges are left out on purpose:
+give the direction to about a degree where the lines are clear; the selection is re-centred
+on the estimate a few times (`card_edge_angles`). The card's short edges are left out on purpose:
 in a photo taken at a slant they are not square to the long ones. A reading is turned by at
 most `EDGE_MAX_TURN`, and with no gate on how clear the lines are: the selection being
 narrow, a table's pattern or a JPEG's block grid pulls a reading little (a window of pure
