@@ -18,6 +18,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -814,9 +815,7 @@ class OnnxDetector:
         gate = self.min_confidence if min_confidence is None else min_confidence
         corners = corners.select(is_index & (confidence >= gate))
         if self.edge_angles and len(corners):
-            corners = Corners(corners.boxes, corners.class_ids, corners.confidence,
-                              card_edge_angles(rgb, corners.boxes, corners.angle),
-                              corners.rank_confidence)
+            corners = replace(corners, angle=card_edge_angles(rgb, corners.boxes, corners.angle))
         return corners
 
     def _rescue(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray

@@ -42,9 +42,9 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
     out = np.asarray(angles, np.float64).copy()
     if not len(out):
         return out
-    gray = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY)
-    h, w = gray.shape
+    h, w = rgb.shape[:2]
     boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+    near = np.float32(np.cos(np.radians(2 * select)))  # within `select`: the doubled angles' cosine
     for j, (x0, y0, x1, y1) in enumerate(boxes):
         if not np.isfinite(out[j]):
             continue
@@ -54,7 +54,7 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
         c, d = int(min(cx + side / 2, w)), int(min(cy + side / 2, h))
         if c - a < 8 or d - b < 8:
             continue
-        patch = gray[b:d, a:c].astype(np.float32)
+        patch = cv2.cvtColor(np.ascontiguousarray(rgb[b:d, a:c]), cv2.COLOR_RGB2GRAY).astype(np.float32)
         gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
         gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
         sigma2 = 2 * (side / 3) ** 2
@@ -66,10 +66,9 @@ def card_edge_angles(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray,
         re = (window_weight * (gx * gx - gy * gy)).ravel()
         im = (window_weight * (2 * gx * gy)).ravel()
         strength = (window_weight * (gx * gx + gy * gy)).ravel()
-        near = np.float32(np.cos(np.radians(2 * select)))
         found, total = float(out[j]), 0.0
         for _ in range(rounds):
-            # within `select` degrees of `found` modulo 180: the doubled angles' cosine
+            # within `select` degrees of `found` modulo 180
             double = np.radians(2 * found)
             counted = (re * np.float32(np.cos(double)) + im * np.float32(np.sin(double))
                        > near * strength).astype(np.float32)
