@@ -179,6 +179,14 @@ def _mean_direction(back: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
 
 
+def _weighted_direction(a: np.ndarray, b: np.ndarray, weight: float) -> np.ndarray:
+    """Directions (degrees) between `a` and `b`: the mean of their unit vectors, `b`
+    counting `weight` (0-1) and `a` the rest."""
+    ra, rb = np.radians(a), np.radians(b)
+    return np.degrees(np.arctan2((1 - weight) * np.sin(ra) + weight * np.sin(rb),
+                                 (1 - weight) * np.cos(ra) + weight * np.cos(rb))) % 360.0
+
+
 def _softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -282,6 +290,10 @@ class OnnxDetector:
         self.wide_direction = tuple(wide_direction if wide_direction is not None
                                     else run.get("wide_direction", ())) \
             if self._sn is not None or self._dir is not None else ()
+        # Where the tight reading agrees with the wide look (within 45 degrees, or turned
+        # round), how much the wide look's direction counts in their mean (0 = the tight
+        # reading alone); see `_settle_directions`.
+        self.wide_weight = float(run.get("wide_weight", 0.0))
         # Small indices: when the sure boxes of the finest pass are under `fine_below`
         # pixels (median long side), one more pass runs with them `fine_target` pixels
         # tall, from the full-resolution photo when the decode was reduced, its long side
@@ -630,10 +642,13 @@ class OnnxDetector:
         thin one (kde-oxygen-white's 6, 8, 9) is often read turned by a quarter or more;
         the 6/9 reader's crop (3x the box) shows the card's edges around the index, and
         its direction, averaged over four quarter turns, is right where the tight one is
-        not (models/MODEL_CARD.md, "Directions from the wide look"). The tight reading
-        stays where it agrees with the wide one within 45 degrees (it is the finer), is
-        turned round where it is opposite (within 45 degrees of the turned wide one), and
-        is replaced by the wide one otherwise. With a direction reader (`direction.onnx`,
+        not (models/MODEL_CARD.md, "Directions from the wide look"). Where the tight
+        reading agrees with the wide one within 45 degrees, or is opposite (within 45
+        degrees of the turned wide one, and turned round), the direction is their mean with
+        the wide one counting `wide_weight` (0: the tight one stays); otherwise the wide one
+        replaces it. A tight reading of a thin glyph 20-45 degrees off is often one the wide
+        look has nearly right (models/MODEL_CARD.md, "The wide look's direction averaged
+        in"). With a direction reader (`direction.onnx`,
         `datasets.train_classifier --direction`: the same network trained on every rank
         from its own wide crop) it reads the wide look instead of the 6/9 reader. `seen`
         maps crops to the 6/9 reader's direction (degrees) where `_six_or_nine` has read
@@ -654,8 +669,10 @@ class OnnxDetector:
             crops = crop_indices(rgb, boxes[pick[~known]], size, margin)
             wide[~known] = _mean_direction(self._read_views(crops, (0, 1, 2, 3), reader)[1])
         off = np.abs((angles[pick] - wide + 180.0) % 360.0 - 180.0)
-        angles[pick] = np.where(off <= 45.0, angles[pick],
-                                np.where(off >= 135.0, angles[pick] + 180.0, wide)) % 360.0
+        tight = np.where(off >= 135.0, angles[pick] + 180.0, angles[pick])
+        if self.wide_weight > 0:
+            tight = _weighted_direction(tight, wide, self.wide_weight)
+        angles[pick] = np.where((off <= 45.0) | (off >= 135.0), tight, wide) % 360.0
 
     def six_nine_views(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The 6/9 reader's reading of `boxes` (`rgb` pixels) from its own crop (`sn_size`

@@ -725,6 +725,7 @@ def test_the_wide_look_settles_the_direction_of_the_ranks_it_is_asked_to(tmp_pat
     models = _models_with_six_nine_reader(tmp_path)
     meta = json.loads((models / "detector.json").read_text())
     meta["runtime"]["wide_direction"] = ["8"]
+    meta["runtime"]["wide_weight"] = 0.0
     (models / "detector.json").write_text(json.dumps(meta))
     det = OnnxDetector(models)
     rgb = np.full((200, 200, 3), 255, np.uint8)
@@ -747,8 +748,19 @@ def test_the_wide_look_settles_the_direction_of_the_ranks_it_is_asked_to(tmp_pat
     assert seen == [(3, (48, 48), (0, 1, 2, 3), det._sn)]
     # agreeing within 45 degrees: kept; opposite: turned round; a quarter off: the wide one
     assert np.allclose(angles, [10.0, 10.0, 0.0, 100.0])
+    # with the wide look weighed in, the agreeing readings move most of the way to it;
+    # the quarter-off one still takes it, the king keeps its own
+    det.wide_weight = 0.75
+    angles = np.array([20.0, 160.0, 100.0, 100.0])
+    det._settle_directions(rgb, boxes, probs, angles)
+    # the mean of unit vectors at 20 (or the turned 340) and 0 degrees, weights 1/4 and 3/4
+    lean = np.degrees(np.arctan2(0.25 * np.sin(np.radians(20)),
+                                 0.25 * np.cos(np.radians(20)) + 0.75))
+    assert np.allclose(angles, [lean, 360.0 - lean, 0.0, 100.0], atol=1e-4)
+    assert 4.0 < lean < 6.0
     # the shipped settings name the bare glyphs that read turned; off when none is named
     assert OnnxDetector(MODELS_DIR).wide_direction == ("6", "9", "8")
+    assert OnnxDetector(MODELS_DIR).wide_weight == 0.7
     del meta["runtime"]["wide_direction"]
     (models / "detector.json").write_text(json.dumps(meta))
     assert OnnxDetector(models).wide_direction == ()
@@ -759,6 +771,7 @@ def test_a_direction_reader_reads_the_directions_when_there_is_one(tmp_path: Pat
     meta = json.loads((models / "detector.json").read_text())
     meta["direction"] = {"file": "classifier.onnx", "crop_size": 56, "crop_margin": 3.0}
     meta["runtime"]["wide_direction"] = ["Q"]
+    meta["runtime"]["wide_weight"] = 0.0
     (models / "detector.json").write_text(json.dumps(meta))
     det = OnnxDetector(models)
     rgb = np.full((200, 200, 3), 255, np.uint8)
