@@ -174,17 +174,11 @@ def _crop_model(model_dir: Path, meta: dict, key: str, threads: int):
     return _session(path, threads, spin=False), int(entry["crop_size"]), float(entry["crop_margin"])
 
 
-def _mean_direction(back: np.ndarray) -> np.ndarray:
-    """The mean of (turns, N) directions in radians, as unit vectors: (N,) degrees."""
-    return np.degrees(np.arctan2(np.sin(back).sum(axis=0), np.cos(back).sum(axis=0)))
-
-
-def _weighted_direction(a: np.ndarray, b: np.ndarray, weight: float) -> np.ndarray:
-    """Directions (degrees) between `a` and `b`: the mean of their unit vectors, `b`
-    counting `weight` (0-1) and `a` the rest."""
-    ra, rb = np.radians(a), np.radians(b)
-    return np.degrees(np.arctan2((1 - weight) * np.sin(ra) + weight * np.sin(rb),
-                                 (1 - weight) * np.cos(ra) + weight * np.cos(rb))) % 360.0
+def _mean_direction(back: np.ndarray, weights=None) -> np.ndarray:
+    """The mean of (turns, N) directions in radians, as unit vectors (each turn counting its
+    `weights`, default alike): (N,) degrees."""
+    w = np.ones(len(back)) if weights is None else np.asarray(weights, np.float64)
+    return np.degrees(np.arctan2(w @ np.sin(back), w @ np.cos(back)))
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -671,7 +665,8 @@ class OnnxDetector:
         off = np.abs((angles[pick] - wide + 180.0) % 360.0 - 180.0)
         tight = np.where(off >= 135.0, angles[pick] + 180.0, angles[pick])
         if self.wide_weight > 0:
-            tight = _weighted_direction(tight, wide, self.wide_weight)
+            tight = _mean_direction(np.radians(np.stack([tight, wide])),
+                                    (1 - self.wide_weight, self.wide_weight))
         angles[pick] = np.where((off <= 45.0) | (off >= 135.0), tight, wide) % 360.0
 
     def six_nine_views(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
