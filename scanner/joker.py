@@ -164,3 +164,22 @@ def joker_index(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | 
     if iou >= KEEP_IOU or inter < INSIDE * new_area or new_area < MIN_AREA * old_area:
         return None
     return new.astype(np.float32)
+
+
+def word_ends(boxes: np.ndarray, share: float) -> np.ndarray:
+    """Two boxes for each of `boxes` (xyxy): the first and the last `share` of it along its
+    longer side (top then bottom for a tall box, left then right for a wide one), as
+    (2N, 4). A box over a whole vertical JOKER holds the index's J O K at one end: the top
+    on a card standing up, the bottom on one upside down (its word reads from the far end).
+    """
+    boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+    x0, y0, x1, y1 = boxes.T
+    w, h = x1 - x0, y1 - y0
+    tall = h >= w
+    first = boxes.copy()
+    last = boxes.copy()
+    first[:, 3] = np.where(tall, y0 + share * h, y1)
+    first[:, 2] = np.where(tall, x1, x0 + share * w)
+    last[:, 1] = np.where(tall, y1 - share * h, y0)
+    last[:, 0] = np.where(tall, x0, x1 - share * w)
+    return np.stack([first, last], axis=1).reshape(-1, 4)

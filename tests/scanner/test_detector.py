@@ -34,6 +34,7 @@ from scanner.detector import (
     turn_boxes,
 )
 from scanner.imageio import ImageError, PhotoTooLarge
+from scanner.joker import word_ends
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "detector"
 
@@ -921,6 +922,85 @@ def test_a_three_read_unsure_of_its_colour_takes_its_inks():
     assert probs[2, r3] == pytest.approx(0.8) and probs[2, b3] == 0
     assert np.array_equal(probs[[1, 3]], before[[1, 3]])
     assert np.array_equal(probs[:, seven], before[:, seven])  # other ranks untouched
+
+
+def _joker_at_first_end(whole: np.ndarray, read_as: tuple[str, float], end_joker: float,
+                        calls: list):
+    """A stand-in for `OnnxDetector.read`: the whole box `whole` reads `read_as` (direction
+    180); its first end (top, or left when wide: `word_ends` at 0.6), and nothing else,
+    reads as a joker at `end_joker` (direction 5)."""
+    first = word_ends(whole, 0.6)[0]
+
+    def read(src, boxes):
+        calls.append(np.array(boxes))
+        ranks, angles = [], []
+        for b in boxes:
+            if np.allclose(b, whole):
+                ranks.append(read_as)
+                angles.append(180.0)
+            elif np.allclose(b, first):
+                ranks.append(("JK", end_joker))
+                angles.append(5.0)
+            else:
+                ranks.append(("7", 0.1))
+                angles.append(90.0)
+        return _reads(ranks), np.float32(angles)
+    return read
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_a_long_box_read_unsurely_takes_the_end_of_it_read_as_a_joker(turn) -> None:
+    """`word_end_below`: a box over a whole vertical JOKER, read unsurely, is read again
+    cut to either end of its long side; the end read as a joker replaces it (box, rank,
+    direction), at the detector's score times the new reading. A photo read turned
+    maps the box back."""
+    det = OnnxDetector(MODELS_DIR, refine_weight=0.0, min_confidence=0.0, joker_word=False,
+                       edge_angles=False, word_end_below=0.9, rescue_ranks=())
+    det.word_end_aspect, det.word_end_share, det.word_end_prob = 1.8, 0.6, 0.8
+    rgb = np.full((300, 300, 3), 255, np.uint8)
+    found = np.array([[100, 50, 120, 150]], np.float32)  # 20 x 100: the whole word
+    view = np.ascontiguousarray(np.rot90(rgb, turn))
+    in_view = turn_boxes(found, 300, 300, turn) if turn else found
+    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), turn, view, None)
+    calls: list = []
+    det.read = _joker_at_first_end(in_view[0], ("K", 0.5), 0.95, calls)
+    corners = det.detect(rgb)
+    assert len(calls) == 2 and len(calls[1]) == 2  # the whole box, then its two ends
+    top = word_ends(in_view, 0.6)[0]
+    assert np.allclose(calls[1][0], top)
+    want = turn_boxes(top[None], view.shape[1], view.shape[0], 4 - turn) if turn else top[None]
+    assert np.allclose(corners.boxes, want)
+    assert [INDEX_CLASSES[k] for k in corners.class_ids] == ["JK"]
+    assert corners.confidence[0] == pytest.approx(0.8 * 0.95)
+    assert corners.angle[0] == pytest.approx((5.0 + 90 * turn) % 360)
+
+
+@pytest.mark.parametrize("read_as, end_joker, box, below", [
+    (("K", 0.95), 0.99, [100, 50, 120, 150], 0.9),   # the whole box read surely
+    (("K", 0.5), 0.7, [100, 50, 120, 150], 0.9),     # the end not surely a joker
+    (("K", 0.85), 0.83, [100, 50, 120, 150], 0.9),   # the end no surer than the box
+    (("K", 0.5), 0.95, [100, 50, 140, 110], 0.9),    # not a long box (40 x 60)
+    (("K", 0.5), 0.95, [100, 50, 120, 150], 0.0),    # off
+])
+def test_a_box_keeps_its_reading_unless_an_end_reads_surely_as_a_joker(
+        read_as, end_joker, box, below) -> None:
+    det = OnnxDetector(MODELS_DIR, refine_weight=0.0, min_confidence=0.0, joker_word=False,
+                       edge_angles=False, word_end_below=below, rescue_ranks=())
+    det.word_end_aspect, det.word_end_share, det.word_end_prob = 1.8, 0.6, 0.8
+    rgb = np.full((300, 300, 3), 255, np.uint8)
+    found = np.array([box], np.float32)
+    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), 0, rgb, None)
+    det.read = _joker_at_first_end(found[0], read_as, end_joker, [])
+    corners = det.detect(rgb)
+    assert np.allclose(corners.boxes, found)
+    assert [INDEX_CLASSES[k] for k in corners.class_ids] == [read_as[0]]
+    assert corners.angle[0] == pytest.approx(180.0)
+
+
+def test_the_shipped_runtime_reads_a_long_unsure_box_at_its_ends() -> None:
+    det = OnnxDetector(MODELS_DIR)
+    assert (det.word_end_below, det.word_end_aspect, det.word_end_share,
+            det.word_end_prob) == (0.9, 1.8, 0.62, 0.8)
 
 
 def _reads(ranks: list[tuple[str, float]]) -> np.ndarray:

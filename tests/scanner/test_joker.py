@@ -8,7 +8,7 @@ import pytest
 
 from scanner.classes import CLASS_ID
 from scanner.detector import _joker_boxes, box_iou, turn_boxes
-from scanner.joker import PAD, joker_index, strip_size
+from scanner.joker import PAD, joker_index, strip_size, word_ends
 
 LETTER_SCALE = 0.6  # Hershey simplex at this scale: letters about 13 px tall
 PITCH = 14          # letter pitch down the column, px (gaps of 1-2 px, as printed)
@@ -133,3 +133,12 @@ def test_detect_cuts_the_joker_box_when_the_runtime_says_so(on):
         assert _iou(corners.boxes[0], _union(letters[:3], PAD)) > 0.8
     else:
         assert np.allclose(corners.boxes[0], word_box)
+
+
+def test_word_ends_cut_a_box_to_either_end_along_its_longer_side():
+    tall_and_wide = np.float32([[10, 20, 30, 120], [0, 0, 50, 10]])
+    ends = word_ends(tall_and_wide, 0.6)
+    assert ends.shape == (4, 4)
+    assert np.allclose(ends[:2], [[10, 20, 30, 80], [10, 60, 30, 120]])  # top, bottom
+    assert np.allclose(ends[2:], [[0, 0, 30, 10], [20, 0, 50, 10]])      # left, right
+    assert np.allclose(word_ends(tall_and_wide, 1.0), np.repeat(tall_and_wide, 2, axis=0))
