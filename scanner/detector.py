@@ -799,6 +799,9 @@ class OnnxDetector:
             # down as in the photos the reader reads best (a sideways 6 is often read 9); a
             # direction read there is turned back with the photo
             view_boxes = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
+
+            def in_photo(moved: np.ndarray) -> np.ndarray:  # boxes of the view, in `rgb`'s pixels
+                return turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
             # small indices are cut from the full-resolution pixels
             src = sharp() if sharp is not None else view
             zoom = src.shape[1] / view.shape[1]
@@ -808,18 +811,18 @@ class OnnxDetector:
                 boxes, view_boxes, det_scores = boxes[keep], view_boxes[keep], det_scores[keep]
             if self.refine_weight > 0 and len(boxes):  # the reader reads the moved boxes
                 view_boxes = self._refine(src, view_boxes * zoom) / zoom
-                boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
+                boxes = in_photo(view_boxes)
             probs, angles = self.read(src, view_boxes * zoom)
             if self.word_end_below > 0 and len(view_boxes):
                 view_boxes = self._word_ends(src, view_boxes * zoom, probs, angles) / zoom
-                boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
+                boxes = in_photo(view_boxes)
             angles = (angles + 90.0 * turn) % 360
             again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again) \
                 if len(self.refine_again) else np.zeros(len(probs), bool)
             if again.any():
                 view_boxes = np.array(view_boxes, np.float32)
                 view_boxes[again] = self._refine(src, view_boxes[again] * zoom, 1.0) / zoom
-                boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn else view_boxes
+                boxes = in_photo(view_boxes)
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
