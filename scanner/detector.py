@@ -802,6 +802,7 @@ class OnnxDetector:
 
             def in_photo(moved: np.ndarray) -> np.ndarray:  # boxes of the view, in `rgb`'s pixels
                 return turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
+
             # small indices are cut from the full-resolution pixels
             src = sharp() if sharp is not None else view
             zoom = src.shape[1] / view.shape[1]
@@ -895,11 +896,9 @@ class OnnxDetector:
         either end").
         """
         boxes = np.array(boxes, np.float32)
-        w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-        long_side = np.maximum(w, h) / np.maximum(np.minimum(w, h), 1e-6)
+        aspect = long_sides(boxes) / np.maximum((boxes[:, 2:] - boxes[:, :2]).min(axis=1), 1e-6)
         rank_prob = probs[:, :len(INDEX_CLASSES)].max(axis=1)
-        pick = np.flatnonzero((rank_prob < self.word_end_below)
-                              & (long_side >= self.word_end_aspect))
+        pick = np.flatnonzero((rank_prob < self.word_end_below) & (aspect >= self.word_end_aspect))
         if not len(pick):
             return boxes
         ends = word_ends(boxes[pick], self.word_end_share)
