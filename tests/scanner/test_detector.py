@@ -1003,6 +1003,11 @@ def test_the_shipped_runtime_reads_a_long_unsure_box_at_its_ends() -> None:
             det.word_end_prob) == (0.9, 1.3, 0.62, 0.8)
 
 
+def test_the_shipped_runtime_narrows_wide_joker_boxes() -> None:
+    det = OnnxDetector(MODELS_DIR)
+    assert det.joker_word and det.joker_width
+
+
 def _reads(ranks: list[tuple[str, float]]) -> np.ndarray:
     """Reader probabilities (N, classes): each crop's rank at its probability, the rest
     on "none"."""

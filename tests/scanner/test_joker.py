@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from scanner.classes import CLASS_ID
-from scanner.detector import _joker_boxes, box_iou, turn_boxes
-from scanner.joker import PAD, joker_index, strip_size, word_ends
+from scanner.detector import _joker_boxes, _joker_twins, box_iou, turn_boxes
+from scanner.joker import PAD, joker_index, joker_width, strip_size, word_ends
 
 LETTER_SCALE = 0.6  # Hershey simplex at this scale: letters about 13 px tall
 PITCH = 14          # letter pitch down the column, px (gaps of 1-2 px, as printed)
@@ -142,3 +142,71 @@ def test_word_ends_cut_a_box_to_either_end_along_its_longer_side():
     assert np.allclose(ends[:2], [[10, 20, 30, 80], [10, 60, 30, 120]])  # top, bottom
     assert np.allclose(ends[2:], [[0, 0, 30, 10], [20, 0, 50, 10]])      # left, right
     assert np.allclose(word_ends(tall_and_wide, 1.0), np.repeat(tall_and_wide, 2, axis=0))
+
+
+def _widened(box: np.ndarray, factor: float) -> np.ndarray:
+    """`box` (xyxy, taller than wide) made `factor` times as wide about its centre."""
+    box = np.asarray(box, float)
+    cx, half = (box[0] + box[2]) / 2, (box[2] - box[0]) * factor / 2
+    return np.array([cx - half, box[1], cx + half, box[3]])
+
+
+def test_a_joker_box_twice_as_wide_as_its_letters_is_narrowed_to_them():
+    """The J O K of a joker whose word runs on under the next card (no whole word to cut):
+    the detector's box as long as the letters but twice as wide is narrowed to their ink
+    (plus a margin); its length stays."""
+    card, letters = _word_card("JOK")
+    label = _union(letters, PAD)
+    wide = _widened(label, 2.0)
+    assert _iou(wide, label) < 0.55
+    assert joker_index(card, wide, 0.0) is None  # no whole word: the cut leaves it
+    narrow = joker_width(card, wide, 0.0)
+    assert narrow is not None
+    assert _iou(narrow, label) > 0.75
+    assert narrow[1] == pytest.approx(wide[1], abs=1.5) and narrow[3] == pytest.approx(wide[3], abs=1.5)
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3])
+def test_the_narrowing_follows_the_card_turned(turns):
+    card, letters = _word_card("JOK")
+    h, w = card.shape[:2]
+    ccw = (4 - turns) % 4
+    turned = np.ascontiguousarray(np.rot90(card, ccw))
+
+    def turn(b):
+        return turn_boxes(np.asarray(b, np.float32), w, h, ccw)[0]
+
+    label = _union(letters, PAD)
+    narrow = joker_width(turned, turn(_widened(label, 2.0)), 90.0 * turns)
+    assert narrow is not None
+    assert _iou(narrow, turn(label)) > 0.75
+
+
+def test_a_joker_box_near_its_letters_width_or_on_blank_card_is_kept():
+    card, letters = _word_card("JOK")
+    label = _union(letters, PAD)
+    assert joker_width(card, label, 0.0) is None
+    assert joker_width(card, _widened(label, 1.3), 0.0) is None
+    blank = np.full((240, 160, 3), 250, np.uint8)
+    assert joker_width(blank, np.array([30, 20, 70, 70.0]), 0.0) is None
+
+
+@pytest.mark.parametrize("narrow", [True, False])
+def test_joker_boxes_narrow_only_when_asked(narrow):
+    card, letters = _word_card("JOK")
+    wide = _widened(_union(letters, PAD), 2.0).astype(np.float32)
+    out = _joker_boxes(card, wide[None], np.zeros(1, np.float32),
+                       np.array([CLASS_ID["JK"]]), np.array([True]), narrow)
+    assert np.allclose(out[0], wide) != narrow
+
+
+def test_joker_twins_drops_the_less_sure_of_two_joker_boxes_on_one_index():
+    box = np.array([10, 10, 30, 60], np.float32)
+    boxes = np.stack([box, box + 1, box + 1, box + 200])
+    ranks = np.array([CLASS_ID["JK"], CLASS_ID["JK"], CLASS_ID["K"], CLASS_ID["JK"]])
+    conf = np.float32([0.3, 0.6, 0.9, 0.5])
+    keep = np.ones(4, bool)
+    assert _joker_twins(boxes, ranks, conf, keep, 0.5).tolist() == [True, False, False, False]
+    # a box not kept does not count
+    keep[1] = False
+    assert not _joker_twins(boxes, ranks, conf, keep, 0.5).any()
