@@ -314,6 +314,11 @@ def _card_centres(anchors: tuple[np.ndarray, np.ndarray], angles: np.ndarray,
     return left_type, right_type
 
 
+# A pair of corners of two ranks ranks behind one of a rank by this share of the pairing
+# tolerance (a card lying almost exactly on another).
+OTHER_RANK_PENALTY = 0.75
+
+
 def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
                   geo: CardGeometry, alike: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
     """Group corners into physical cards; returns groups and each corner's type (0 left, 1 right).
@@ -401,7 +406,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
                 penalty += max(float(longer[i, j]), 0.0)
             # a corner of the same rank first: in a pile a card may lie almost exactly
             # on another, whose bottom index then fits its top index as well as its own
-            penalty += 0.0 if same_rank[i, j] else geo.pair_tolerance / 2
+            penalty += 0.0 if same_rank[i, j] else geo.pair_tolerance * OTHER_RANK_PENALTY
             pairs.append((float(dist[i, j]) + penalty, int(i), int(j), ti, tj))
     pairs.sort()
     group_of = list(range(n))

@@ -1864,3 +1864,41 @@ def test_a_row_mixing_two_decks_unevenly_hides_no_card():
     reading = read_table(corners_from_scene(scene_from_placements(row + nines, W, H)), (W, H))
     assert team_melds(reading, 0)[0] == ["K"] * 6
     assert not any(not c.corner_ids for c in reading.cards)
+
+
+def _fixture_corners(name: str) -> tuple[Corners, tuple[int, int]]:
+    import json
+    from pathlib import Path
+
+    data = json.loads((Path(__file__).parent.parent / "fixtures" / "layouts" / name).read_text())
+    rows = data["corners"]
+    corners = Corners(np.array([r["box"] for r in rows], np.float32),
+                      np.array([r["class_id"] for r in rows]),
+                      np.array([r["confidence"] for r in rows], np.float32),
+                      np.array([r["angle"] for r in rows], np.float32),
+                      np.array([r["rank_confidence"] for r in rows], np.float32))
+    return corners, (data["image"]["width"], data["image"]["height"])
+
+
+@pytest.mark.parametrize("penalty", [0.75, 0.5])
+def test_a_jokers_two_indices_pair_before_its_bottom_index_and_a_neighbours_top(
+        monkeypatch, penalty):
+    """The detector's corners of a test photo (tests/fixtures/layouts): a joker in full view
+    on its meld of 8s, its bottom index fitting the top index of the 8 beside it a little
+    better than its own top index. A pair of two ranks ranks behind by 0.75 of the pairing
+    tolerance (`OTHER_RANK_PENALTY`): one joker; at 0.5 (until session 35) the bottom index
+    went with the 8 and the top index made a second joker."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "OTHER_RANK_PENALTY", penalty)
+    corners, size = _fixture_corners("joker_on_eights.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2)
+    eights = [m for m in reading.melds if m.team == 0 and m.rank == "8"]
+    assert len(eights) == 1
+    assert list(eights[0].wilds) == (["JK"] if penalty == 0.75 else ["JK", "JK"])
+
+
+def test_the_shipped_other_rank_penalty() -> None:
+    import scanner.reconstruct as reconstruct
+
+    assert reconstruct.OTHER_RANK_PENALTY == 0.75
