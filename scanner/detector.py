@@ -939,7 +939,7 @@ def _joker_boxes(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray, rank_id
     """`boxes` with each kept box read as a joker that spans its whole vertical word cut to
     the word's J O K (`scanner.joker.joker_index`; unseen-design test mAP50 0.9319 -> 0.9417)
     and, with `narrow`, each such box not cut narrowed to its letters' ink where it is much
-    wider (`scanner.joker.joker_width`; 0.9573 -> 0.9599, joker AP50 0.889 -> 0.927)."""
+    wider (`scanner.joker.joker_width`; 0.9573 -> 0.9608, joker AP50 0.889 -> 0.941)."""
     jokers = np.flatnonzero(keep & (rank_ids == CLASS_ID["JK"]) & np.isfinite(angles))
     if not len(jokers):
         return boxes
@@ -955,8 +955,9 @@ def _joker_boxes(rgb: np.ndarray, boxes: np.ndarray, angles: np.ndarray, rank_id
 
 def _joker_twins(boxes: np.ndarray, rank_ids: np.ndarray, confidence: np.ndarray,
                  keep: np.ndarray, iou: float) -> np.ndarray:
-    """Mask of the kept joker boxes that lie on a surer kept joker box by `iou` or more: two
-    boxes on one joker's index once cut or narrowed (NMS ran on them as found)."""
+    """Mask of the kept joker boxes that overlap a surer kept joker box by more than `iou`
+    (NMS's rule): two boxes on one joker's index once cut or narrowed (NMS ran on them as
+    found)."""
     jokers = np.flatnonzero(keep & (rank_ids == CLASS_ID["JK"]))
     twins = np.zeros(len(boxes), bool)
     if len(jokers) > 1:
