@@ -253,38 +253,36 @@ class OnnxDetector:
         self._input = {s: s.get_inputs()[0].name
                        for s in (*self._readers, self._sn, self._dir, self._ref) if s is not None}
         run = self.meta.get("runtime", {})
-        self.conf = float(conf if conf is not None else run.get("conf", 0.25))
-        self.iou = float(iou if iou is not None else run.get("iou", 0.5))
+
+        def given(value, key: str, default):  # an argument given wins over detector.json
+            return run.get(key, default) if value is None else value
+
+        self.conf = float(given(conf, "conf", 0.25))
+        self.iou = float(given(iou, "iou", 0.5))
         self.long_sides = tuple(long_sides or run.get("long_sides", (1600, 640)))
         self.min_side_ratio = float(run.get("min_side_ratio", 0.0))
         self.max_upscale = float(run.get("max_upscale", 4.0))
         # Final gate on confidence = detector score x rank probability (calibrated on the
         # synthetic val split and the real photos' train folder, see MODEL_CARD.md).
-        self.min_confidence = float(min_confidence if min_confidence is not None
-                                    else run.get("min_confidence", 0.0))
+        self.min_confidence = float(given(min_confidence, "min_confidence", 0.0))
         # Test-time augmentation of the reader: a crop whose rank it reads with a probability
         # under `reread_below` is read again turned by these quarter turns (0 = as is).
-        self.reader_turns = tuple(int(k) % 4 for k in (reader_turns if reader_turns is not None
-                                                       else run.get("reader_turns", (0,)))) or (0,)
-        self.reread_below = float(reread_below if reread_below is not None
-                                  else run.get("reread_below", 1.01))
+        self.reader_turns = tuple(int(k) % 4 for k in given(reader_turns, "reader_turns", (0,))) or (0,)
+        self.reread_below = float(given(reread_below, "reread_below", 1.01))
         # A photo taken from a player's side shows the cards sideways, where the detector
         # finds fewer indices: when the first pass's sure corners mostly point sideways the
         # photo is turned a quarter and the passes run again on it (see `detect`).
-        self.upright = bool(upright if upright is not None else run.get("upright", False))
+        self.upright = bool(given(upright, "upright", False))
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
         # models have one), whose card edges and pip show which way the card lies; 0 = off.
         # See `_six_or_nine`.
-        self.six_nine_margin = float(six_nine_margin if six_nine_margin is not None
-                                     else run.get("six_nine_margin", 0.0))
+        self.six_nine_margin = float(given(six_nine_margin, "six_nine_margin", 0.0))
         # With a 6/9 reader, how much its split counts against the tight crop's (0-1).
-        self.six_nine_weight = float(six_nine_weight if six_nine_weight is not None
-                                     else run.get("six_nine_weight", 0.5))
+        self.six_nine_weight = float(given(six_nine_weight, "six_nine_weight", 0.5))
         # Ranks whose direction the 6/9 reader's wide look settles (its crop shows the
         # card's edges; a bare glyph alone may read turned): see `_settle_directions`.
-        self.wide_direction = tuple(wide_direction if wide_direction is not None
-                                    else run.get("wide_direction", ())) \
+        self.wide_direction = tuple(given(wide_direction, "wide_direction", ())) \
             if self._sn is not None or self._dir is not None else ()
         # Where the tight reading agrees with the wide look (within 45 degrees, or turned
         # round), how much the wide look's direction counts in their mean (0 = the tight
@@ -294,7 +292,7 @@ class OnnxDetector:
         # pixels (median long side), one more pass runs with them `fine_target` pixels
         # tall, from the full-resolution photo when the decode was reduced, its long side
         # at most `fine_max_side`; 0 = off. See `_fine_scale`.
-        self.fine_below = float(fine_below if fine_below is not None else run.get("fine_below", 0.0))
+        self.fine_below = float(given(fine_below, "fine_below", 0.0))
         self.fine_target = float(run.get("fine_target", 24.0))
         # ... judged on the smaller print where the sure boxes fall into two sizes (two
         # decks: a bare glyph beside another deck's large rank leaves the median large)
@@ -304,27 +302,23 @@ class OnnxDetector:
         self.roi_runs = 0  # finest passes run on parts of the photo (benchmarks report it)
         # How far every box moves to the refiner's box before the reader reads it (0 = not
         # at all, 1 = all the way). See `_refine`.
-        self.refine_weight = float(refine_weight if refine_weight is not None
-                                   else run.get("refine_weight", 0.0)) if self._ref is not None else 0.0
+        self.refine_weight = float(given(refine_weight, "refine_weight", 0.0)) if self._ref is not None else 0.0
         # Corners read as these ranks have their box moved again, all the way to where the
         # refiner sees the index around the moved box (a joker's box often spans its whole
         # vertical word, where the label is its first three letters). See `_refine`.
-        again = _rank_ids("refine_again", refine_again if refine_again is not None
-                          else run.get("refine_again", ()))
+        again = _rank_ids("refine_again", given(refine_again, "refine_again", ()))
         self.refine_again = again if self._ref is not None else np.zeros(0, int)
         # A red three and a black three differ by colour only: a crop read as a three is
         # given the colour its ink shows (see `_three_colour`).
-        self.three_ink = bool(three_ink if three_ink is not None else run.get("three_ink", False))
+        self.three_ink = bool(given(three_ink, "three_ink", False))
         # Each direction read is turned onto the straight lines that run along its card
         # around its index (`scanner.edges.card_edge_angles`).
-        self.edge_angles = bool(edge_angles if edge_angles is not None
-                                else run.get("edge_angles", False))
+        self.edge_angles = bool(given(edge_angles, "edge_angles", False))
         # The finest pass only where the coarse passes saw indices: around each of their
         # boxes, `roi_margin` times its long side (0 = the whole photo), unless those
         # rectangles cover `roi_max_area` of it or the coarse passes are unsure of the
         # table (see `_finest_pass`).
-        self.roi_margin = float(roi_margin if roi_margin is not None
-                                else run.get("roi_margin", 0.0))
+        self.roi_margin = float(given(roi_margin, "roi_margin", 0.0))
         self.roi_max_area = float(run.get("roi_max_area", 0.75))
         self.roi_min_side = float(run.get("roi_min_side", 20.0))
         self.roi_floor = float(run.get("roi_floor", 0.1))
@@ -335,10 +329,8 @@ class OnnxDetector:
         # `rescue_score`): low enough that `detect`'s gate leaves it out while the layout,
         # which reads corners from a lower floor, may use it where a line of cards supports
         # it. 0 = off.
-        self.rescue_ranks = _rank_ids("rescue_ranks", rescue_ranks if rescue_ranks is not None
-                                      else run.get("rescue_ranks", ()))
-        self.rescue_floor = float(rescue_floor if rescue_floor is not None
-                                  else run.get("rescue_floor", 0.0)) if len(self.rescue_ranks) else 0.0
+        self.rescue_ranks = _rank_ids("rescue_ranks", given(rescue_ranks, "rescue_ranks", ()))
+        self.rescue_floor = float(given(rescue_floor, "rescue_floor", 0.0)) if len(self.rescue_ranks) else 0.0
         self.rescue_prob = float(run.get("rescue_prob", 0.95))
         self.rescue_score = float(run.get("rescue_score", 0.35))
         self.rescue_sure_prob = float(run.get("rescue_sure_prob", self.rescue_prob))
@@ -348,26 +340,22 @@ class OnnxDetector:
         # index, upside down (cards lie both ways on a table, so the net knows both); a box
         # of each view overlapping `half_turn_same` (IoU) or more is one index. Off in the
         # shipped runtime: more indices found, but the layouts read no better (`_infer`).
-        self.half_turn = frozenset(half_turn if half_turn is not None
-                                   else run.get("half_turn", ()))
+        self.half_turn = frozenset(given(half_turn, "half_turn", ()))
         if not self.half_turn <= PASSES:
             raise ValueError(f"half_turn names unknown passes {sorted(self.half_turn - PASSES)}"
                              f" (known: {sorted(PASSES)})")
         self.half_turn_same = float(run.get("half_turn_same", 0.3))
         # A box read as a joker that spans its whole vertical JOKER is cut to the J O K
         # the index is (`scanner.joker`).
-        self.joker_word = bool(joker_word if joker_word is not None
-                               else run.get("joker_word", False))
+        self.joker_word = bool(given(joker_word, "joker_word", False))
         # ... and one about as long as its J O K but wider is narrowed to its letters' ink
         # (`scanner.joker.joker_width`); joker boxes that then lie on one another are one.
-        self.joker_width = bool(joker_width if joker_width is not None
-                                else run.get("joker_width", False))
+        self.joker_width = bool(given(joker_width, "joker_width", False))
         # A box read under `word_end_below` whose long side is `word_end_aspect` times its
         # short one or more is read again cut to either end (`word_end_share` of it); an
         # end read as a joker with `word_end_prob` or more, and more surely than the whole
         # box was read, takes its place (see `_word_ends`). 0 = off.
-        self.word_end_below = float(word_end_below if word_end_below is not None
-                                    else run.get("word_end_below", 0.0))
+        self.word_end_below = float(given(word_end_below, "word_end_below", 0.0))
         self.word_end_aspect = float(run.get("word_end_aspect", 1.8))
         self.word_end_share = float(run.get("word_end_share", 0.62))
         self.word_end_prob = float(run.get("word_end_prob", 0.8))

@@ -116,6 +116,39 @@ def _upright_window(rgb: np.ndarray, box: np.ndarray, angle: float
     return win, to_win, w * scale, h * scale
 
 
+def _strip_columns(win: np.ndarray, strip_w: float) -> tuple[int, np.ndarray]:
+    """The window's columns under the box (the strip, centred): its first column `b0` and
+    the pixels `win[:, b0:b1]`."""
+    mid = win.shape[1] / 2
+    b0, b1 = max(0, int(mid - strip_w / 2)), min(win.shape[1], int(math.ceil(mid + strip_w / 2)))
+    return b0, win[:, b0:b1]
+
+
+def _ink(pixels: np.ndarray) -> np.ndarray | None:
+    """Which of `pixels` (grey) are ink: darker than midway between their paper (90th
+    percentile) and darkest ink (1st); None when they hold none or too little contrast."""
+    if pixels.size == 0:
+        return None
+    paper, dark = np.percentile(pixels, 90), np.percentile(pixels, 1)
+    if paper - dark < CONTRAST:
+        return None
+    return pixels < (paper + dark) / 2
+
+
+def _runs(places: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends (exclusive) of the runs of sorted `places` no more than `gap` apart."""
+    splits = np.flatnonzero(np.diff(places) > gap)
+    return (np.concatenate([[places[0]], places[splits + 1]]),
+            np.concatenate([places[splits] + 1, [places[-1] + 1]]))
+
+
+def _photo_box(quad: np.ndarray, to_win: np.ndarray) -> np.ndarray:
+    """Axis-aligned bounds (xyxy, photo pixels) of `quad` (window pixels)."""
+    back = cv2.invertAffineTransform(to_win)
+    pts = quad @ back[:, :2].T + back[:, 2]
+    return np.array([*pts.min(axis=0), *pts.max(axis=0)])
+
+
 def _word_block(band: np.ndarray, strip_w: float, strip_h: float) -> tuple[int, int] | None:
     """The rows (start, end) of the block of ink the box covers, or None when it has none
     or runs out of the window."""
@@ -123,10 +156,7 @@ def _word_block(band: np.ndarray, strip_w: float, strip_h: float) -> tuple[int, 
     rows = np.flatnonzero(prof > 0)
     if not len(rows):
         return None
-    gap = max(2.0, GAP * strip_w)
-    splits = np.flatnonzero(np.diff(rows) > gap)
-    starts = np.concatenate([[rows[0]], rows[splits + 1]])
-    ends = np.concatenate([rows[splits] + 1, [rows[-1] + 1]])
+    starts, ends = _runs(rows, max(2.0, GAP * strip_w))
     # the box covers the window's rows from (ABOVE - 0.5) to (ABOVE + 0.5) strip heights
     r0, r1 = int((ABOVE - 0.5) * strip_h), int((ABOVE + 0.5) * strip_h)
     cover = [prof[max(a, r0):min(b, r1)].sum() for a, b in zip(starts, ends, strict=True)]
@@ -143,15 +173,10 @@ def joker_index(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | 
     upright word there, or the box already fits it (see the module's docstring)."""
     box = np.asarray(box, float)
     win, to_win, strip_w, strip_h = _upright_window(rgb, box, angle)
-    mid = win.shape[1] / 2
-    b0, b1 = max(0, int(mid - strip_w / 2)), min(win.shape[1], int(math.ceil(mid + strip_w / 2)))
-    column = win[:, b0:b1]
-    if column.size == 0:
+    b0, column = _strip_columns(win, strip_w)
+    band = _ink(column)
+    if band is None:
         return None
-    paper, dark = np.percentile(column, 90), np.percentile(column, 1)
-    if paper - dark < CONTRAST:
-        return None
-    band = column < (paper + dark) / 2
     block = _word_block(band, strip_w, strip_h)
     if block is None:
         return None
@@ -172,9 +197,7 @@ def joker_index(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | 
     pad = PAD * (x1 - x0)
     quad = np.array([[x0 - pad, top - pad], [x1 + pad, top - pad],
                      [x1 + pad, cut + pad], [x0 - pad, cut + pad]])
-    back = cv2.invertAffineTransform(to_win)
-    pts = quad @ back[:, :2].T + back[:, 2]
-    new = np.array([*pts.min(axis=0), *pts.max(axis=0)])
+    new = _photo_box(quad, to_win)
     new_area = (new[2] - new[0]) * (new[3] - new[1])
     old_area = (box[2] - box[0]) * (box[3] - box[1])
     inter = max(0.0, min(new[2], box[2]) - max(new[0], box[0])) \
@@ -192,23 +215,17 @@ def joker_width(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | 
     extent along the card is kept."""
     box = np.asarray(box, float)
     win, to_win, strip_w, strip_h = _upright_window(rgb, box, angle)
-    mid = win.shape[1] / 2
-    b0, b1 = max(0, int(mid - strip_w / 2)), min(win.shape[1], int(math.ceil(mid + strip_w / 2)))
+    b0, column = _strip_columns(win, strip_w)
     r0 = max(0, int((ABOVE - 0.5) * strip_h))
     r1 = min(win.shape[0], int(math.ceil((ABOVE + 0.5) * strip_h)))
-    strip = win[r0:r1, b0:b1]
-    if strip.size == 0:
+    band = _ink(column[r0:r1])
+    if band is None:
         return None
-    paper, dark = np.percentile(strip, 90), np.percentile(strip, 1)
-    if paper - dark < CONTRAST:
-        return None
-    ink = (strip < (paper + dark) / 2).mean(axis=0)
+    ink = band.mean(axis=0)
     cols = np.flatnonzero(ink >= FIT_INK)
     if not len(cols):
         return None
-    splits = np.flatnonzero(np.diff(cols) > max(2.0, FIT_GAP * strip_w))
-    starts = np.concatenate([[cols[0]], cols[splits + 1]])
-    ends = np.concatenate([cols[splits] + 1, [cols[-1] + 1]])
+    starts, ends = _runs(cols, max(2.0, FIT_GAP * strip_w))
     k = int(np.argmax([ink[a:b].sum() for a, b in zip(starts, ends, strict=True)]))
     x0, x1 = float(starts[k] + b0), float(ends[k] + b0)
     if not FIT_MIN * strip_w <= x1 - x0 <= FIT_NARROW * strip_w:
@@ -217,9 +234,7 @@ def joker_width(rgb: np.ndarray, box: np.ndarray, angle: float) -> np.ndarray | 
     if (x1 - x0 + 2 * pad) > FIT_NARROWER * strip_w:
         return None
     quad = np.array([[x0 - pad, r0], [x1 + pad, r0], [x1 + pad, r1], [x0 - pad, r1]], float)
-    back = cv2.invertAffineTransform(to_win)
-    pts = quad @ back[:, :2].T + back[:, 2]
-    return np.array([*pts.min(axis=0), *pts.max(axis=0)], np.float32)
+    return _photo_box(quad, to_win).astype(np.float32)
 
 
 def word_ends(boxes: np.ndarray, share: float) -> np.ndarray:
