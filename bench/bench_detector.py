@@ -16,7 +16,9 @@
 - `speed`: warm `detect_photo` of a 12-megapixel JPEG (decode included), p50/p90 of
   `--runs`, and, in a separate process (torch slows onnxruntime down when both are loaded),
   ultralytics' own PyTorch `predict` of the same detector weights on the same photo at
-  the same size; the ratio is theirs / ours.
+  the same size; the ratio is theirs / ours. On a fresh clone the checkpoint of the
+  shipped weights is rebuilt from the ONNX file: `.venv-train/bin/python -m
+  bench.torch_weights --out runs/detector-shipped.pt` (the default `--torch-weights`).
 """
 
 from __future__ import annotations
@@ -294,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                     default=Path("/work/shared/data/real-photos/edje-pinochle/images/test"))
     ap.add_argument("--photo", type=Path, default=None, help="12 MP JPEG for the speed test")
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--torch-weights", type=Path, default=ROOT / "runs" / "detector" / "weights" / "best.pt")
+    ap.add_argument("--torch-weights", type=Path, default=ROOT / "runs" / "detector-shipped.pt")
     ap.add_argument("--torch-python", type=Path, default=ROOT / ".venv-train" / "bin" / "python")
     ap.add_argument("--parts", default="synthetic,real,speed")
     ap.add_argument("--turn", type=int, default=0, choices=(0, 90, 180, 270),
