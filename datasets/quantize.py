@@ -1,4 +1,17 @@
-"""The detector's network at 8 bits: the same trained weights, run 1.2-1.7x faster.
+"""The detector's network, or the index readers and the box refiner, at 8 bits: the same
+trained weights, run faster.
+
+Readers: `python -m datasets.quantize --models DIR --readers [--images build/scenes/val]
+[--count 16]` writes `classifier-int8.onnx`, `classifier-wide-int8.onnx` (each reader
+`detector.json` names) and `refiner-int8.onnx` beside the float files and names them in
+`detector.json` (the float files stay for training). Activation ranges come from every crop
+the float runtime reads on the photos (each box, the unsure ones in their other turns, the
+sideways check's, the rescue screen's); the refiner's from the first 1,024 of those resized
+to its 48 px. On this machine (x86-64 with VNNI) 256 crops take 0.024 s instead of 0.061
+(reader), 0.037 instead of 0.105 (wide reader), 0.030 instead of 0.081 (refiner); the
+readers' top class agrees on 99.2-99.6% of crops, probabilities move by 0.002-0.005 (median).
+
+Detector:
 
 `python -m datasets.quantize --models DIR [--images build/scenes/val] [--count 24]`
 (runtime or training venv: needs `onnx`) reads the trained float network `DIR/detector.onnx`
@@ -111,25 +124,144 @@ def quantize(float_path: Path, out: Path, images: list[Path], side: int = CALIBR
     return len(keep_float)
 
 
+READER_PHOTOS = 16  # val photos whose reads give the readers' activation ranges
+READER_BATCH = 64
+REFINER_CROPS = 1024
+
+
+def reader_crops(models: Path, photos: list[Path]) -> np.ndarray:
+    """(N, 40, 40, 3) uint8: every crop the index readers of `models` (float, as shipped) read
+    on `photos`, as the runtime reads them: each box once, the unsure ones in their other
+    turns, the sideways check's, the rescue screen's and the joker word ends' too."""
+    from scanner.detector import OnnxDetector, detect_corners
+
+    seen: list[np.ndarray] = []
+
+    class Recording(OnnxDetector):
+        def _read_views(self, crops, turns, session=None):
+            if session is None:  # the index readers (the 6/9 reader's wide crops are not theirs)
+                seen.append(np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in turns]))
+            return super()._read_views(crops, turns, session)
+
+    detector = Recording(models)
+    for photo in photos:
+        detect_corners(photo, detector, min_confidence=0)
+    return np.concatenate(seen) if seen else np.zeros((0, 40, 40, 3), np.uint8)
+
+
+def refiner_input(crops: np.ndarray, size: int) -> np.ndarray:
+    """The first `REFINER_CROPS` of the readers' crops resized to the refiner's `size`: (N, 3,
+    size, size) float32 in 0..1. Its ranges were measured on these (session 37), not on its
+    own crops of 1.6x the box, which would be the better choice for a new measurement."""
+    import cv2
+
+    scaled = [cv2.resize(c.transpose(1, 2, 0), (size, size))
+              for c in reader_input(crops[:REFINER_CROPS])]
+    return np.stack(scaled).transpose(0, 3, 1, 2).astype(np.float32)
+
+
+def reader_input(crops: np.ndarray) -> np.ndarray:
+    """uint8 (N, H, W, 3) crops as the crop networks take them: (N, 3, H, W) float32 in 0..1."""
+    return crops.transpose(0, 3, 1, 2).astype(np.float32) / 255
+
+
+def quantize_crops(float_path: Path, out: Path, data: np.ndarray) -> None:
+    """Write the crop network `float_path` (a reader or the refiner) at 8 bits to `out`
+    (weights int8 per channel, activations uint8), activation ranges from `data`
+    ((N, 3, H, W) float32, its input); every node is quantized."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    if not len(data):
+        raise ValueError("no calibration crops")
+
+    class Crops(CalibrationDataReader):
+        def __init__(self, input_name: str) -> None:
+            self.left = iter([{input_name: data[i:i + READER_BATCH]}
+                              for i in range(0, len(data), READER_BATCH)])
+
+        def get_next(self) -> dict | None:
+            return next(self.left, None)
+
+    import onnx
+
+    with tempfile.TemporaryDirectory() as tmp:
+        prepared = Path(tmp) / "prepared.onnx"
+        quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
+        name = onnx.load(str(prepared)).graph.input[0].name
+        quantize_static(str(prepared), str(out), Crops(name), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        per_channel=True)
+
+
+def quantize_readers(models: Path, photos: list[Path]) -> list[str]:
+    """The index readers (`classifier.file` and `classifier.also`) and the box refiner of
+    `models` at 8 bits, beside their float files (`<name>-int8.onnx`), ranges from the crops
+    the float runtime reads on `photos`; `detector.json` then names the 8-bit files (the
+    float ones stay for training). Returns the files written."""
+    meta_path = models / "detector.json"
+    meta = json.loads(meta_path.read_text())
+    crops = reader_crops(models, photos)
+    readers = [meta["classifier"]["file"], *meta["classifier"].get("also", [])]
+    written = []
+    for name in readers:
+        out = Path(name).stem + "-int8.onnx"
+        quantize_crops(models / name, models / out, reader_input(crops))
+        written.append(out)
+    if meta.get("refiner"):
+        name = meta["refiner"]["file"]
+        out = Path(name).stem + "-int8.onnx"
+        quantize_crops(models / name, models / out,
+                       refiner_input(crops, int(meta["refiner"]["crop_size"])))
+        written.append(out)
+        meta["refiner"]["file"] = out
+        meta["refiner"]["quantized"] = {"from": name, "calibration":
+                                        f"the readers' crops resized to {meta['refiner']['crop_size']} px"}
+    meta["classifier"]["file"] = written[0]
+    meta["classifier"]["also"] = written[1:len(readers)]
+    meta["classifier"]["quantized"] = {
+        "from": readers, "activations": "uint8", "weights": "int8 per channel",
+        "calibration": f"{len(crops)} crops the float runtime reads on {len(photos)} photos of "
+                       f"{photos[0].parent.name}"}
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m datasets.quantize", description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=Path, required=True,
-                    help="a models folder (its detector.json is rewritten to run the 8-bit network)")
+                    help="a models folder (its detector.json is rewritten to run the 8-bit networks)")
+    ap.add_argument("--readers", action="store_true",
+                    help="the index readers and the box refiner instead of the detector")
     ap.add_argument("--images", type=Path, default=ROOT / "build" / "scenes" / "val",
                     help="a folder of photos to measure activation ranges on (default: the val scenes)")
-    ap.add_argument("--count", type=int, default=24, help="how many of its photos, by name")
-    ap.add_argument("--out", default="detector-int8.onnx", help="file name in --models")
+    ap.add_argument("--count", type=int, default=None,
+                    help=f"how many of its photos, by name (default 24, with --readers {READER_PHOTOS})")
+    ap.add_argument("--out", default="detector-int8.onnx", help="file name in --models (detector)")
     args = ap.parse_args(argv)
+    count = args.count or (READER_PHOTOS if args.readers else 24)
 
     float_path = args.models / "detector.onnx"
     meta_path = args.models / "detector.json"
     if not float_path.is_file() or not meta_path.is_file():
         raise SystemExit(f"quantize: no detector.onnx and detector.json in {args.models}")
     images = sorted(p for p in args.images.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
-    images = images[:args.count]
-    if len(images) < args.count:
-        raise SystemExit(f"quantize: {args.count} calibration photos asked for, {len(images)} in "
+    images = images[:count]
+    if len(images) < count:
+        raise SystemExit(f"quantize: {count} calibration photos asked for, {len(images)} in "
                          f"{args.images} (build the scenes first: datasets/README.md)")
+    if args.readers:
+        meta = json.loads(meta_path.read_text())
+        if meta["classifier"].get("quantized"):
+            raise SystemExit(f"quantize: the readers of {args.models} are quantized already")
+        written = quantize_readers(args.models, images)
+        print(f"quantize: {', '.join(written)} written in {args.models} and named in {meta_path.name}")
+        return 0
     out = args.models / args.out
     kept = quantize(float_path, out, images)
     meta = json.loads(meta_path.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -115,3 +116,116 @@ def test_main_refuses_too_few_photos_and_changes_nothing(tmp_path) -> None:
     assert not (models / "detector-int8.onnx").exists()
     with pytest.raises(SystemExit, match="no detector.onnx"):
         quantize.main(["--models", str(tmp_path / "nowhere"), "--images", str(photos)])
+
+
+def _reader_like(rng: np.random.Generator, size: int, outputs: int = 2) -> onnx.ModelProto:
+    """crops (N,3,size,size) -> Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm: logits
+    (N,4) and, with `outputs` 2, a direction (N,2): the shape of the index readers (one
+    output, (N,4), like the refiner's box)."""
+    w1 = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (rng.standard_normal((8, 4)) * 0.5).astype(np.float32)
+    w3 = (rng.standard_normal((8, 2)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["crops", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("GlobalAveragePool", ["r1"], ["g1"], name="pool"),
+        helper.make_node("Flatten", ["g1"], ["f1"], name="flat"),
+        helper.make_node("MatMul", ["f1", "w2"], ["logits"], name="fc_logits"),
+    ]
+    outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, None)]
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")]
+    if outputs == 2:
+        nodes.append(helper.make_node("MatMul", ["f1", "w3"], ["direction"], name="fc_dir"))
+        outs.append(helper.make_tensor_value_info("direction", TensorProto.FLOAT, None))
+        inits.append(numpy_helper.from_array(w3, "w3"))
+    graph = helper.make_graph(
+        nodes, "reader-like",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["batch", 3, size, size])],
+        outs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _reader_models(folder, rng: np.random.Generator):
+    folder.mkdir()
+    onnx.save(_reader_like(rng, 40), str(folder / "classifier.onnx"))
+    onnx.save(_reader_like(rng, 40), str(folder / "classifier-wide.onnx"))
+    onnx.save(_reader_like(rng, 48, outputs=1), str(folder / "refiner.onnx"))
+    onnx.save(_detector_like(rng), str(folder / "detector.onnx"))
+    meta = {"detector": {"file": "detector.onnx"},
+            "classifier": {"file": "classifier.onnx", "also": ["classifier-wide.onnx"]},
+            "refiner": {"file": "refiner.onnx", "crop_size": 48}}
+    (folder / "detector.json").write_text(json.dumps(meta))
+    return meta
+
+
+def test_a_quantized_reader_reads_like_the_float_one(tmp_path) -> None:
+    rng = np.random.default_rng(4)
+    full = tmp_path / "reader.onnx"
+    onnx.save(_reader_like(rng, 40), str(full))
+    base = rng.integers(0, 256, (96, 1, 1, 3))  # crops of many colours: readings that differ
+    crops = (base + rng.integers(-20, 21, (96, 40, 40, 3))).clip(0, 255).astype(np.uint8)
+    data = quantize.reader_input(crops)
+    assert data.shape == (96, 3, 40, 40) and data.dtype == np.float32 and data.max() <= 1.0
+    out = tmp_path / "reader-int8.onnx"
+    quantize.quantize_crops(full, out, data)
+    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert "QuantizeLinear" in ops and "DequantizeLinear" in ops
+    a = ort.InferenceSession(str(full)).run(None, {"crops": data[:32]})
+    b = ort.InferenceSession(str(out)).run(None, {"crops": data[:32]})
+    for x, y in zip(a, b, strict=True):
+        assert x.shape == y.shape
+        assert np.abs(x - y).max() < 0.05 * np.abs(x).max()  # close, and not all one value
+        assert len(np.unique(np.round(y, 4))) > 16
+    with pytest.raises(ValueError, match="no calibration crops"):
+        quantize.quantize_crops(full, out, data[:0])
+
+
+def test_the_refiner_is_calibrated_on_the_readers_crops_at_its_size() -> None:
+    crops = np.random.default_rng(5).integers(0, 256, (3, 40, 40, 3), dtype=np.uint8)
+    scaled = quantize.refiner_input(crops, 48)
+    assert scaled.shape == (3, 3, 48, 48) and scaled.dtype == np.float32
+    # a crop of one colour stays that colour, in 0..1
+    flat = np.full((1, 40, 40, 3), (255, 0, 51), np.uint8)
+    assert np.allclose(quantize.refiner_input(flat, 48)[0, :, 20, 20], [1.0, 0.0, 0.2])
+
+
+def test_main_readers_names_the_8_bit_readers_and_keeps_the_float_ones(tmp_path, monkeypatch) -> None:
+    rng = np.random.default_rng(6)
+    models = tmp_path / "models"
+    _reader_models(models, rng)
+    photos = tmp_path / "photos"
+    _photos(photos, 2, rng)
+    seen = []
+
+    def crops(folder, paths):  # the float runtime's reads, stood in for
+        seen.append((folder, list(paths)))
+        return rng.integers(0, 256, (80, 40, 40, 3), dtype=np.uint8)
+
+    monkeypatch.setattr(quantize, "reader_crops", crops)
+    assert quantize.main(["--models", str(models), "--readers", "--images", str(photos),
+                          "--count", "2"]) == 0
+    assert seen == [(models, sorted(photos.glob("*.png")))]
+    meta = json.loads((models / "detector.json").read_text())
+    assert meta["classifier"]["file"] == "classifier-int8.onnx"
+    assert meta["classifier"]["also"] == ["classifier-wide-int8.onnx"]
+    assert meta["classifier"]["quantized"]["from"] == ["classifier.onnx", "classifier-wide.onnx"]
+    assert meta["refiner"]["file"] == "refiner-int8.onnx"
+    assert meta["detector"]["file"] == "detector.onnx"  # the detector is left in float
+    for name in ("classifier", "classifier-wide", "refiner"):
+        assert (models / f"{name}.onnx").is_file() and (models / f"{name}-int8.onnx").is_file()
+    before = (models / "detector.json").read_text()
+    with pytest.raises(SystemExit, match="quantized already"):
+        quantize.main(["--models", str(models), "--readers", "--images", str(photos),
+                       "--count", "2"])
+    assert (models / "detector.json").read_text() == before
+
+
+def test_reader_crops_are_what_the_shipped_readers_read(tmp_path) -> None:
+    from scanner.detector import MODELS_DIR, OnnxDetector, detect_corners
+
+    photo = Path(__file__).parents[2] / "datasets" / "samples" / "scene_000000.jpg"
+    crops = quantize.reader_crops(MODELS_DIR, [photo])
+    assert crops.dtype == np.uint8 and crops.shape[1:] == (40, 40, 3)
+    corners, _ = detect_corners(photo, OnnxDetector(MODELS_DIR), min_confidence=0)
+    assert len(corners) > 10
+    assert len(crops) >= len(corners)  # each kept corner's crop was read, and more
