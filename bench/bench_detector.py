@@ -15,11 +15,12 @@
   card box of its rank).
 - `speed`: warm `detect_photo` of a 12-megapixel JPEG (decode included), p50/p90 of
   `--runs`; given several `--photo`s (`bench.speed_photos` makes five: a sparse table, whole
-  tables, one of small indices), each photo's p50 and their median and worst too; and, in a separate process (torch slows onnxruntime down when both are loaded),
-  ultralytics' own PyTorch `predict` of the same detector weights on the same photo at
-  the same size; the ratio is theirs / ours. On a fresh clone the checkpoint of the
-  shipped weights is rebuilt from the ONNX file: `.venv-train/bin/python -m
-  bench.torch_weights --out runs/detector-shipped.pt` (the default `--torch-weights`).
+  tables, one of small indices), each photo's p50 and their median and worst too; and, in
+  a separate process (torch slows onnxruntime down when both are loaded), ultralytics' own
+  PyTorch `predict` of the same detector weights on the same photo at the same size; the
+  ratio is theirs / ours. On a fresh clone the checkpoint of the shipped weights is
+  rebuilt from the ONNX file: `.venv-train/bin/python -m bench.torch_weights --out
+  runs/detector-shipped.pt` (the default `--torch-weights`).
 """
 
 from __future__ import annotations
