@@ -345,9 +345,6 @@ def main(argv: list[str] | None = None) -> int:
                                 "processor": platform.processor() or platform.machine(),
                                 "load_avg_at_start": [round(x, 2) for x in os.getloadavg()]},
                     "command": " ".join([Path(sys.executable).name, *sys.argv])}
-    model_bytes = {p.name: p.stat().st_size for p in args.models.glob("*.onnx")}
-    report["model_files_mb"] = {k: round(v / 1e6, 2) for k, v in model_bytes.items()}
-    report["model_total_mb"] = round(sum(model_bytes.values()) / 1e6, 2)
     turns = tuple(int(k) for k in args.reader_turns.split(",")) if args.reader_turns else None
     sides = tuple(int(k) for k in args.long_sides.split(",")) if args.long_sides else None
     detector = OnnxDetector(args.models, conf=args.conf, min_confidence=args.min_confidence,
@@ -362,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
                                 r for r in args.refine_again.split(",") if r),
                             half_turn=None if args.half_turn is None else tuple(
                                 p for p in args.half_turn.split(",") if p))
+    # the files this runtime loads (with 8-bit readers, not their float files beside them)
+    loaded = [Path(x._model_path) for x in (detector._det, *detector._readers, detector._sn,
+                                            detector._dir, detector._ref) if x is not None]
+    report["model_files_mb"] = {p.name: round(p.stat().st_size / 1e6, 2) for p in loaded}
+    report["model_total_mb"] = round(sum(p.stat().st_size for p in loaded) / 1e6, 2)
+    report["int8"] = detector.int8
     report["reader_turns"] = list(detector.reader_turns)
     report["reread_below"] = detector.reread_below
     report["long_sides"] = list(detector.long_sides)

@@ -200,6 +200,12 @@ def _model_key(model_dir: Path) -> str:
     scanner_dir = Path(__file__).resolve().parent.parent / "scanner"
     for name in RUNTIME_SOURCES:
         digest.update(name.encode() + (scanner_dir / name).read_bytes())
+    meta = model_dir / "detector.json"
+    if meta.is_file() and json.loads(meta.read_text()).get("int8"):
+        from scanner.detector import use_8_bits
+
+        # which readers run depends on the CPU (and CANASTA_INT8): their corners differ
+        digest.update(b"int8" if use_8_bits() else b"float")
     return digest.hexdigest()[:12]
 
 

@@ -3,8 +3,9 @@ trained weights, run faster.
 
 Readers: `python -m datasets.quantize --models DIR --readers [--images build/scenes/val]
 [--count 16]` writes `classifier-int8.onnx`, `classifier-wide-int8.onnx` (each reader
-`detector.json` names) and `refiner-int8.onnx` beside the float files and names them in
-`detector.json` (the float files stay for training). Activation ranges come from every crop
+`detector.json` names) and `refiner-int8.onnx` beside the float files and maps each float
+file to its 8-bit one in `detector.json`'s `int8`; the runtime runs those where the CPU has
+VNNI (`scanner.detector.use_8_bits`), the float files elsewhere and for training. Activation ranges come from every crop
 the float runtime reads on the photos (each box, the unsure ones in their other turns, the
 sideways check's, the rescue screen's); the refiner's from the first 1,024 of those resized
 to its 48 px. On this machine (x86-64 with VNNI) 256 crops take 0.024 s instead of 0.061
@@ -202,34 +203,29 @@ def quantize_crops(float_path: Path, out: Path, data: np.ndarray) -> None:
 def quantize_readers(models: Path, photos: list[Path]) -> list[str]:
     """The index readers (`classifier.file` and `classifier.also`) and the box refiner of
     `models` at 8 bits, beside their float files (`<name>-int8.onnx`), ranges from the crops
-    the float runtime reads on `photos`; `detector.json` then names the 8-bit files (the
-    float ones stay for training). Returns the files written."""
+    the float runtime reads on `photos`; `detector.json`'s `int8` then maps each float file
+    to its 8-bit one, which the runtime runs where the CPU multiplies 8-bit numbers exactly
+    (`scanner.detector.use_8_bits`; the float files stay for other CPUs and for training).
+    Returns the files written."""
     meta_path = models / "detector.json"
     meta = json.loads(meta_path.read_text())
     crops = reader_crops(models, photos)
-    readers = [meta["classifier"]["file"], *meta["classifier"].get("also", [])]
-    written = []
-    for name in readers:
-        out = Path(name).stem + "-int8.onnx"
-        quantize_crops(models / name, models / out, reader_input(crops))
-        written.append(out)
+    files = {}
+    for name in [meta["classifier"]["file"], *meta["classifier"].get("also", [])]:
+        files[name] = Path(name).stem + "-int8.onnx"
+        quantize_crops(models / name, models / files[name], reader_input(crops))
     if meta.get("refiner"):
         name = meta["refiner"]["file"]
-        out = Path(name).stem + "-int8.onnx"
-        quantize_crops(models / name, models / out,
+        files[name] = Path(name).stem + "-int8.onnx"
+        quantize_crops(models / name, models / files[name],
                        refiner_input(crops, int(meta["refiner"]["crop_size"])))
-        written.append(out)
-        meta["refiner"]["file"] = out
-        meta["refiner"]["quantized"] = {"from": name, "calibration":
-                                        f"the readers' crops resized to {meta['refiner']['crop_size']} px"}
-    meta["classifier"]["file"] = written[0]
-    meta["classifier"]["also"] = written[1:len(readers)]
-    meta["classifier"]["quantized"] = {
-        "from": readers, "activations": "uint8", "weights": "int8 per channel",
+    meta["int8"] = {
+        "files": files, "activations": "uint8", "weights": "int8 per channel",
         "calibration": f"{len(crops)} crops the float runtime reads on {len(photos)} photos of "
-                       f"{photos[0].parent.name}"}
+                       f"{photos[0].parent.name} (the refiner: the first {REFINER_CROPS} resized)",
+        "runs": "where the CPU has VNNI (scanner.detector.use_8_bits; env CANASTA_INT8=0 or 1)"}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    return written
+    return list(files.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{args.images} (build the scenes first: datasets/README.md)")
     if args.readers:
         meta = json.loads(meta_path.read_text())
-        if meta["classifier"].get("quantized"):
+        if meta.get("int8"):
             raise SystemExit(f"quantize: the readers of {args.models} are quantized already")
         written = quantize_readers(args.models, images)
         print(f"quantize: {', '.join(written)} written in {args.models} and named in {meta_path.name}")

@@ -161,14 +161,40 @@ def _session(path: Path, threads: int, spin: bool = True):
                                 providers=["CPUExecutionProvider"])
 
 
-def _crop_model(model_dir: Path, meta: dict, key: str, threads: int):
+def cpu_multiplies_8_bits(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has x86's VNNI instructions (`avx512_vnni` or `avx_vnni` in
+    `cpuinfo`'s flags): there onnxruntime multiplies 8-bit numbers exactly. Without them
+    (older x86, or a system with no `cpuinfo`) its 8-bit products can saturate and read
+    worse than measured, so the float networks run."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return bool({"avx512_vnni", "avx_vnni"} & set(line.partition(":")[2].split()))
+    return False
+
+
+def use_8_bits() -> bool:
+    """Whether the 8-bit networks `detector.json` names under `int8` run: env
+    `CANASTA_INT8` 0 (never) or 1 (always), else where `cpu_multiplies_8_bits`."""
+    setting = os.environ.get("CANASTA_INT8", "").strip()
+    if setting in ("0", "1"):
+        return setting == "1"
+    if setting:
+        raise ValueError(f"CANASTA_INT8 is 0, 1 or unset, not {setting!r}")
+    return cpu_multiplies_8_bits()
+
+
+def _crop_model(model_dir: Path, meta: dict, key: str, threads: int, int8: dict | None = None):
     """(session, crop size, crop margin) of an optional crop model (a wide reader, the box
     refiner) detector.json names under `key`, or (None, 0, 0.0) when it names none; a named
-    file that is missing is an error."""
+    file that is missing is an error. `int8` maps a float file to the 8-bit one to run."""
     entry = meta.get(key)
     if not entry:
         return None, 0, 0.0
-    path = model_dir / entry["file"]
+    path = model_dir / (int8 or {}).get(entry["file"], entry["file"])
     if not path.is_file():
         raise ModelNotFound(f"model file {path} is missing")
     return _session(path, threads, spin=False), int(entry["crop_size"]), float(entry["crop_margin"])
@@ -224,11 +250,16 @@ class OnnxDetector:
         if not meta_path.is_file():
             raise ModelNotFound(f"no detector model in {model_dir} (missing {META_FILE})")
         self.meta = json.loads(meta_path.read_text())
+        # The readers and the refiner at 8 bits (`datasets.quantize --readers`), where this
+        # CPU multiplies 8-bit numbers exactly (`use_8_bits`): float file -> 8-bit file.
+        self.int8 = dict(self.meta.get("int8", {}).get("files", {})) if use_8_bits() else {}
         det_path = model_dir / self.meta["detector"]["file"]
-        cls_path = model_dir / self.meta["classifier"]["file"]
+        cls_path = model_dir / self.int8.get(self.meta["classifier"]["file"],
+                                             self.meta["classifier"]["file"])
         # More readers of the same crops (optional): every crop is read by each and their
         # readings averaged (probabilities, and directions as unit vectors).
-        also_paths = [model_dir / f for f in self.meta["classifier"].get("also", ())]
+        also_paths = [model_dir / self.int8.get(f, f)
+                      for f in self.meta["classifier"].get("also", ())]
         for p in (det_path, cls_path, *also_paths):
             if not p.is_file():
                 raise ModelNotFound(f"model file {p} is missing")
@@ -247,7 +278,7 @@ class OnnxDetector:
         # The box refiner (optional): where exactly the index lies in a detector's box
         # (`datasets.train_boxes`); see `_refine`.
         self._ref, self.ref_size, self.ref_margin = _crop_model(model_dir, self.meta, "refiner",
-                                                                 threads)
+                                                                 threads, self.int8)
         self._det_input = self._det.get_inputs()[0].name
         # each reader session's input name, read once
         self._input = {s: s.get_inputs()[0].name

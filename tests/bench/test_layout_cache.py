@@ -63,3 +63,19 @@ def test_cached_corners_belong_to_the_models_and_the_runtime_code(tmp_path: Path
     # the same model files read by other run-time code: another key
     monkeypatch.setattr(bench_layout, "RUNTIME_SOURCES", bench_layout.RUNTIME_SOURCES[:-1])
     assert bench_layout._model_key(models) != key
+
+
+def test_cached_corners_belong_to_the_readers_the_cpu_runs(tmp_path: Path, monkeypatch) -> None:
+    import bench.bench_layout as bench_layout
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "detector.json").write_text('{"int8": {"files": {"a.onnx": "a-int8.onnx"}}}')
+    monkeypatch.setenv("CANASTA_INT8", "1")
+    eight = bench_layout._model_key(models)
+    monkeypatch.setenv("CANASTA_INT8", "0")
+    assert bench_layout._model_key(models) != eight  # the float readers read other corners
+    (models / "detector.json").write_text('{"runtime": {}}')
+    plain = bench_layout._model_key(models)
+    monkeypatch.setenv("CANASTA_INT8", "1")
+    assert bench_layout._model_key(models) == plain  # no 8-bit files: nothing to choose

@@ -206,10 +206,12 @@ def test_main_readers_names_the_8_bit_readers_and_keeps_the_float_ones(tmp_path,
                           "--count", "2"]) == 0
     assert seen == [(models, sorted(photos.glob("*.png")))]
     meta = json.loads((models / "detector.json").read_text())
-    assert meta["classifier"]["file"] == "classifier-int8.onnx"
-    assert meta["classifier"]["also"] == ["classifier-wide-int8.onnx"]
-    assert meta["classifier"]["quantized"]["from"] == ["classifier.onnx", "classifier-wide.onnx"]
-    assert meta["refiner"]["file"] == "refiner-int8.onnx"
+    assert meta["int8"]["files"] == {"classifier.onnx": "classifier-int8.onnx",
+                                     "classifier-wide.onnx": "classifier-wide-int8.onnx",
+                                     "refiner.onnx": "refiner-int8.onnx"}
+    # the float files stay named: the runtime picks the 8-bit ones where the CPU allows
+    assert meta["classifier"]["file"] == "classifier.onnx"
+    assert meta["refiner"]["file"] == "refiner.onnx"
     assert meta["detector"]["file"] == "detector.onnx"  # the detector is left in float
     for name in ("classifier", "classifier-wide", "refiner"):
         assert (models / f"{name}.onnx").is_file() and (models / f"{name}-int8.onnx").is_file()

@@ -1160,3 +1160,76 @@ def test_boxes_of_both_views_on_one_index_become_one_box() -> None:
 def test_half_turn_names_only_the_detectors_passes() -> None:
     with pytest.raises(ValueError, match="half_turn names unknown passes"):
         OnnxDetector(half_turn=("finest", "sideways"))
+
+
+def test_8_bit_products_are_exact_only_with_vnni(tmp_path) -> None:
+    from scanner.detector import cpu_multiplies_8_bits
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert cpu_multiplies_8_bits(info)
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx_vnni\n")
+    assert cpu_multiplies_8_bits(info)
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")  # saturates
+    assert not cpu_multiplies_8_bits(info)
+    assert not cpu_multiplies_8_bits(tmp_path / "none")  # no cpuinfo: the float networks
+
+
+def test_canasta_int8_forces_the_choice(monkeypatch) -> None:
+    from scanner.detector import cpu_multiplies_8_bits, use_8_bits
+
+    monkeypatch.setenv("CANASTA_INT8", "0")
+    assert not use_8_bits()
+    monkeypatch.setenv("CANASTA_INT8", "1")
+    assert use_8_bits()
+    monkeypatch.setenv("CANASTA_INT8", "")
+    assert use_8_bits() == cpu_multiplies_8_bits()
+    monkeypatch.setenv("CANASTA_INT8", "yes")
+    with pytest.raises(ValueError, match="CANASTA_INT8 is 0, 1 or unset"):
+        use_8_bits()
+
+
+def _models_with_int8(folder: Path, files: dict) -> Path:
+    """The shipped models (linked) with `detector.json`'s `int8` mapping `files`; each
+    mapped file a copy of its float one under the new name (the choice is what is tested)."""
+    folder.mkdir()
+    for f in MODELS_DIR.glob("*.onnx"):
+        (folder / f.name).symlink_to(f)
+    meta = json.loads((MODELS_DIR / "detector.json").read_text())
+    meta["int8"] = {"files": files}
+    (folder / "detector.json").write_text(json.dumps(meta))
+    for src, dst in files.items():
+        if not (folder / dst).exists():
+            (folder / dst).write_bytes((MODELS_DIR / src).read_bytes())
+    return folder
+
+
+def test_the_8_bit_readers_run_where_chosen_and_the_float_ones_elsewhere(tmp_path, monkeypatch) -> None:
+    meta = json.loads((MODELS_DIR / "detector.json").read_text())
+    reader, wide = meta["classifier"]["file"], meta["classifier"]["also"][0]
+    refiner = meta["refiner"]["file"]
+    files = {reader: "r8.onnx", wide: "w8.onnx", refiner: "f8.onnx"}
+    models = _models_with_int8(tmp_path / "m", files)
+
+    def loaded(det: OnnxDetector) -> list[str]:
+        return [Path(s._model_path).name for s in (*det._readers, det._ref)]
+
+    monkeypatch.setenv("CANASTA_INT8", "1")
+    det = OnnxDetector(models)
+    assert loaded(det) == ["r8.onnx", "w8.onnx", "f8.onnx"]
+    assert det.int8 == files
+    monkeypatch.setenv("CANASTA_INT8", "0")
+    det = OnnxDetector(models)
+    assert loaded(det) == [reader, wide, refiner]
+    assert det.int8 == {}
+
+
+def test_a_missing_8_bit_file_is_a_clear_error(tmp_path, monkeypatch) -> None:
+    meta = json.loads((MODELS_DIR / "detector.json").read_text())
+    models = _models_with_int8(tmp_path / "m", {meta["classifier"]["file"]: "r8.onnx"})
+    (models / "r8.onnx").unlink()
+    monkeypatch.setenv("CANASTA_INT8", "1")
+    with pytest.raises(ModelNotFound, match="r8.onnx is missing"):
+        OnnxDetector(models)
+    monkeypatch.setenv("CANASTA_INT8", "0")
+    assert OnnxDetector(models).int8 == {}  # a CPU that runs the float files does not need it
