@@ -355,6 +355,9 @@ class OnnxDetector:
         self.roi_max_area = float(run.get("roi_max_area", 0.75))
         self.roi_min_side = float(run.get("roi_min_side", 20.0))
         self.roi_floor = float(run.get("roi_floor", 0.1))
+        # The small-index pass too only around what the other passes found, this many times
+        # each box's long side (0 = the whole photo; see `_fine_pass`).
+        self.fine_roi_margin = float(run.get("fine_roi_margin", 0.0))
         # Rescue (see `_rescue`): boxes the passes score from `rescue_floor` up to `conf`,
         # where no surer box lies, are read too; one the reader gives a rank of
         # `rescue_ranks` with `rescue_prob` or more is kept, at `rescue_score`; one read
@@ -521,10 +524,20 @@ class OnnxDetector:
             boxes, scores = self._infer(img, self._low, "finest")  # the whole photo, resized already
             return boxes / scale, scores
         self.roi_runs += 1
+        boxes, scores = self._run_pieces(img, cells, "finest")
+        return boxes / scale, scores
+
+    def _run_pieces(self, img: np.ndarray, cells: list[tuple[int, int, int, int]], kind: str
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (`img` pixels) and scores >= `_low` of the net run on each rectangle of
+        `cells` (stride cells, `roi_rectangles`) of `img` as pass `kind`; a box within a pixel
+        of a rectangle's edge inside `img` is cut by it and dropped."""
+        nh, nw = img.shape[:2]
+        s = self.stride
         found_boxes, found_scores = [], []
         for x0, y0, x1, y1 in cells:
             px0, py0, px1, py1 = x0 * s, y0 * s, min(x1 * s, nw), min(y1 * s, nh)
-            boxes, scores = self._infer(img[py0:py1, px0:px1], self._low, "finest")
+            boxes, scores = self._infer(img[py0:py1, px0:px1], self._low, kind)
             inner = np.ones(len(boxes), bool)
             for edge, at, inside in ((0, 0, px0 > 0), (1, 0, py0 > 0),
                                      (2, px1 - px0, px1 < nw), (3, py1 - py0, py1 < nh)):
@@ -535,7 +548,7 @@ class OnnxDetector:
             found_scores.append(scores[inner])
         if not found_boxes:
             return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
-        return np.concatenate(found_boxes) / scale, np.concatenate(found_scores)
+        return np.concatenate(found_boxes), np.concatenate(found_scores)
 
     def _passes(self, rgb: np.ndarray, scales: list[float]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -595,11 +608,15 @@ class OnnxDetector:
         return scales[0] * self.fine_target / max(side * scales[0], 1.0)
 
     def _fine_pass(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None,
-                   scale: float) -> tuple[np.ndarray, np.ndarray, bool]:
+                   scale: float, guide: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, bool]:
         """Boxes (`rgb` pixels) and scores of the small-index pass at `scale` of `rgb`, and
         whether it ran on `full()` (taken where `rgb` has too few pixels). Never past the
         photo's own resolution (a reduced decode's full pixels, or `max_upscale`) nor a
-        long side of `fine_max_side`; not run unless at least 1.2x the finest pass."""
+        long side of `fine_max_side`; not run unless at least 1.2x the finest pass. With
+        `fine_roi_margin` and the boxes the other passes found (`guide`, `rgb` pixels), only
+        on the rectangles around them, as the finest pass (`_finest_pass`), unless those
+        cover `roi_max_area` of the photo."""
         empty = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         if scale <= 0:
             return (*empty, False)
@@ -610,12 +627,20 @@ class OnnxDetector:
         if scale < 1.2 * self._scales(*rgb.shape[:2])[0]:
             return (*empty, False)
         self.fine_runs += 1
-        if not from_full:
-            return (*self._run_pass(rgb, scale, self._low, "fine"), False)
-        src = full()
-        f = src.shape[1] / rgb.shape[1]  # full pixels per `rgb` pixel
-        boxes, scores = self._run_pass(src, min(scale / f, 1.0), self._low, "fine")
-        return boxes / f, scores, True
+        src = full() if from_full else rgb
+        f = src.shape[1] / rgb.shape[1]  # `src` pixels per `rgb` pixel
+        at = min(scale / f, 1.0) if from_full else scale  # the pass's scale of `src`
+        if self.fine_roi_margin > 0 and guide is not None and len(guide):
+            img = self._resize(src, at)
+            nh, nw = img.shape[:2]
+            cells = roi_rectangles(guide * (at * f), self.fine_roi_margin, nw, nh, self.stride)
+            if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * self.stride ** 2 \
+                    < self.roi_max_area * nw * nh:
+                self.roi_runs += 1
+                boxes, scores = self._run_pieces(img, cells, "fine")
+                return boxes / (at * f), scores, from_full
+        boxes, scores = self._run_pass(src, at, self._low, "fine")
+        return boxes / f, scores, from_full
 
     def _read_views(self, crops: np.ndarray, turns: tuple[int, ...], session=None
                     ) -> tuple[np.ndarray, np.ndarray]:
@@ -801,7 +826,10 @@ class OnnxDetector:
             more_scores = np.concatenate([finest_scores, coarse_scores])
         else:
             more, more_scores = coarse, coarse_scores
-        fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale)
+        guide = more if turn else np.concatenate([raw, coarse])
+        guide_scores = more_scores if turn else np.concatenate([raw_scores, coarse_scores])
+        fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale,
+                                                   guide[guide_scores >= self.roi_floor])
         more, more_scores = np.concatenate([more, fine]), np.concatenate([more_scores, fine_scores])
         if turn:  # turning the turned image the rest of the way round maps its boxes back
             more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
