@@ -1233,3 +1233,32 @@ def test_a_missing_8_bit_file_is_a_clear_error(tmp_path, monkeypatch) -> None:
         OnnxDetector(models)
     monkeypatch.setenv("CANASTA_INT8", "0")
     assert OnnxDetector(models).int8 == {}  # a CPU that runs the float files does not need it
+
+
+def test_the_small_index_pass_can_run_only_around_what_the_other_passes_found() -> None:
+    det = OnnxDetector(fine_below=16)
+    det.fine_roi_margin = 2.0
+    rgb = np.zeros((600, 800, 3), np.uint8)  # a photo decoded at half its size
+    full_px = _cell_image(1600, 1200)
+    near = [210, 210, 226, 226]  # full-photo pixels: an index beside the one found before
+    far = [1400, 1000, 1416, 1016]  # and one nowhere near anything found
+    runs: list = []
+    _stub_net(det, np.array([near, far], np.float32), runs)
+    guide = np.array([[100, 100, 110, 110]], np.float32)  # `rgb` pixels
+    boxes, scores, sharp = det._fine_pass(rgb, lambda: full_px, 2.0, guide)
+    assert sharp and det.roi_runs == 1 and det.fine_runs == 1
+    # one piece around the guide box, grown by twice its 20 px side at full size
+    assert runs == [(160, 160, 128, 128)]
+    assert boxes.tolist() == [[105.0, 105.0, 113.0, 113.0]]  # back in `rgb` pixels
+    # boxes all over the photo: the pieces would cover most of it, so it runs whole
+    runs.clear()
+    spread = np.array([[x, y, x + 40, y + 40] for x in range(0, 800, 100)
+                       for y in range(0, 600, 100)], np.float32)
+    boxes, _, _ = det._fine_pass(rgb, lambda: full_px, 2.0, spread)
+    assert runs == [(0, 0, 1600, 1200)] and det.roi_runs == 1
+    assert sorted(boxes.tolist()) == [[105.0, 105.0, 113.0, 113.0], [700.0, 500.0, 708.0, 508.0]]
+    # off (the shipped setting): the whole photo, whatever was found
+    det.fine_roi_margin = 0.0
+    runs.clear()
+    det._fine_pass(rgb, lambda: full_px, 2.0, guide)
+    assert runs == [(0, 0, 1600, 1200)]
