@@ -1,14 +1,15 @@
 """The detector's network, or the index readers and the box refiner, at 8 bits: the same
 trained weights, run faster.
 
-Readers: `python -m datasets.quantize --models DIR --readers [--images build/scenes/val]
-[--count 16]` writes `classifier-int8.onnx`, `classifier-wide-int8.onnx` (each reader
-`detector.json` names) and `refiner-int8.onnx` beside the float files and maps each float
-file to its 8-bit one in `detector.json`'s `int8`; the runtime runs those where the CPU has
-VNNI (`scanner.detector.use_8_bits`), the float files elsewhere and for training. Activation ranges come from every crop
-the float runtime reads on the photos (each box, the unsure ones in their other turns, the
-sideways check's, the rescue screen's); the refiner's from the first 1,024 of those resized
-to its 48 px. On this machine (x86-64 with VNNI) 256 crops take 0.024 s instead of 0.061
+Readers (shipped since session 37): `python -m datasets.quantize --models DIR --readers
+[--images build/scenes/val] [--count 16]` writes `classifier-int8.onnx`,
+`classifier-wide-int8.onnx` (each reader `detector.json` names) and `refiner-int8.onnx`
+beside the float files and maps each float file to its 8-bit one in `detector.json`'s
+`int8`; the runtime runs those where the CPU has VNNI (`scanner.detector.use_8_bits`), the
+float files elsewhere and for training. Activation ranges come from every crop the float
+runtime reads on the photos (each box, the unsure ones in their other turns, the sideways
+check's, the rescue screen's); the refiner's from the first 1,024 of those resized to its
+48 px. On this machine (x86-64 with VNNI) 256 crops take 0.024 s instead of 0.061
 (reader), 0.037 instead of 0.105 (wide reader), 0.030 instead of 0.081 (refiner); the
 readers' top class agrees on 99.2-99.6% of crops, probabilities move by 0.002-0.005 (median).
 
@@ -170,6 +171,7 @@ def quantize_crops(float_path: Path, out: Path, data: np.ndarray) -> None:
     """Write the crop network `float_path` (a reader or the refiner) at 8 bits to `out`
     (weights int8 per channel, activations uint8), activation ranges from `data`
     ((N, 3, H, W) float32, its input); every node is quantized."""
+    import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
         QuantFormat,
@@ -188,8 +190,6 @@ def quantize_crops(float_path: Path, out: Path, data: np.ndarray) -> None:
 
         def get_next(self) -> dict | None:
             return next(self.left, None)
-
-    import onnx
 
     with tempfile.TemporaryDirectory() as tmp:
         prepared = Path(tmp) / "prepared.onnx"
