@@ -411,6 +411,7 @@ def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> Non
 
 def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     det = OnnxDetector(fine_below=16)  # target 28 px, long side at most 3,200
+    det.fine_roi_margin = 0.0  # on the whole photo (its pieces: a test of their own below)
     rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
     full_px = np.zeros((2400, 3200, 3), np.uint8)
     decoded: list = []
@@ -458,6 +459,7 @@ def test_two_decks_printed_at_two_sizes_judge_the_finer_pass_by_the_smaller() ->
 
 def test_finer_pass_never_enlarges_past_the_photo() -> None:
     det = OnnxDetector(fine_below=16)
+    det.fine_roi_margin = 0.0  # on the whole photo, as the pass records it
     # decoded at full size already (no `full`): the pass can only go up to 1:1
     small = np.zeros((1200, 1600, 3), np.uint8)
     passes: list = []
@@ -612,10 +614,12 @@ def test_the_finest_pass_on_pieces_finds_what_it_finds_on_the_whole_photo(scene)
     canvas[:, 600:] = src
     # one view each: the fixture's indices sit at `roi_min_side`, where a half-turned
     # coarse view's boxes would tip the median under it (the whole photo then runs)
-    whole = OnnxDetector(roi_margin=0.0, half_turn=()).detect(canvas)
-    det = OnnxDetector(roi_margin=2.0, half_turn=())
+    everywhere = OnnxDetector(roi_margin=0.0, half_turn=())
+    everywhere.fine_roi_margin = 0.0  # the small-index pass on the whole photo too
+    whole = everywhere.detect(canvas)
+    det = OnnxDetector(roi_margin=2.0, half_turn=())  # both passes on pieces, as shipped
     pieces = det.detect(canvas)
-    assert det.roi_runs == 1
+    assert det.fine_roi_margin > 0 and det.roi_runs == 1 + det.fine_runs
     assert len(pieces) >= 0.97 * len(whole)
     same = sum(box_iou(b, pieces.boxes).max() >= 0.9 for b in whole.boxes)
     assert same >= 0.95 * len(whole), (same, len(whole), len(pieces))
