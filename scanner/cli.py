@@ -178,7 +178,8 @@ def _load(module: str, command: str) -> ModuleType:
 def _on_photo(photo: str, work: Callable[[], Any]) -> tuple[Any, int | None]:
     """Run `work` on a photo: (its result, None), or (None, exit status) with the reason said.
 
-    A photo that cannot be read exits 1; a missing detector model exits 2.
+    A photo that cannot be read exits 1; a missing detector model, or a setting it cannot
+    take, exits 2.
     """
     try:
         return work(), None
@@ -187,6 +188,9 @@ def _on_photo(photo: str, work: Callable[[], Any]) -> tuple[Any, int | None]:
         return None, 1
     except _model_not_found() as err:
         _error(f"no detector model: {err}")
+        return None, 2
+    except _setting_error() as err:
+        _error(f"cannot run the detector: {err}")
         return None, 2
 
 
@@ -205,6 +209,14 @@ def _model_not_found() -> type[Exception]:
     except (ModuleNotFoundError, ImportError):
         return _NeverRaised
     return ModelNotFound
+
+
+def _setting_error() -> type[Exception]:
+    try:
+        from scanner.detector import SettingError
+    except (ModuleNotFoundError, ImportError):
+        return _NeverRaised
+    return SettingError
 
 
 class _NeverRaised(Exception):

@@ -51,6 +51,10 @@ class ModelNotFound(RuntimeError):
     """The ONNX model files are missing from the model directory."""
 
 
+class SettingError(ValueError):
+    """A run-time setting from the environment that the detector cannot take."""
+
+
 @runtime_checkable
 class Detector(Protocol):
     """Anything that finds rank corners in an RGB image (H,W,3 uint8), in its pixels."""
@@ -185,7 +189,7 @@ def use_8_bits() -> bool:
     if setting in ("0", "1"):
         return setting == "1"
     if setting:
-        raise ValueError(f"CANASTA_INT8 is 0, 1 or unset, not {setting!r}")
+        raise SettingError(f"CANASTA_INT8 is 0, 1 or unset, not {setting!r}")
     return cpu_multiplies_8_bits()
 
 

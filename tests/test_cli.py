@@ -141,3 +141,16 @@ def test_scan_prints_what_to_check_as_sentences(monkeypatch, capsys):
     assert "team 0: red threes 1; melds [K K K]" in out
     assert "  check: team 0 meld 0 (K): count its cards (read 3, 40% sure)" in out
     assert "{" not in out  # sentences, not raw dicts
+
+
+def test_a_setting_the_detector_cannot_take_exits_2_without_a_traceback():
+    import os
+
+    photo = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "scene_000000.jpg"
+    for command in ("detect", "scan"):
+        done = subprocess.run([sys.executable, "-m", "scanner.cli", command, str(photo), "--json"],
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env={**os.environ, "CANASTA_INT8": "yes"})
+        assert done.returncode == 2, done.stderr
+        assert "cannot run the detector: CANASTA_INT8 is 0, 1 or unset, not 'yes'" in done.stderr
+        assert "Traceback" not in done.stderr and done.stdout == ""
