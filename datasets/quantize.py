@@ -41,7 +41,9 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -89,9 +91,12 @@ def head_decoding(model) -> list[str]:
     return names
 
 
-def quantize(float_path: Path, out: Path, images: list[Path], side: int = CALIBRATION_SIDE) -> int:
-    """Write `float_path`'s network quantized to 8 bits to `out`, activation ranges from
-    `images`; returns how many nodes stayed in float."""
+def _write_8_bit(float_path: Path, out: Path, inputs: Iterable[np.ndarray],
+                 keep_float: Callable[[Any], list[str]] | None = None) -> int:
+    """Write the network `float_path` at 8 bits to `out` (onnxruntime static QDQ: weights int8
+    per output channel, activations uint8), activation ranges from `inputs` (its input
+    tensors, made as the calibration asks for them); the nodes `keep_float` names in the
+    prepared `onnx.ModelProto` stay in float. Returns how many stayed in float."""
     import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
@@ -101,29 +106,35 @@ def quantize(float_path: Path, out: Path, images: list[Path], side: int = CALIBR
     )
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    if not images:
-        raise ValueError("no calibration images")
-
-    class Photos(CalibrationDataReader):
-        def __init__(self, input_name: str) -> None:
-            self.left = iter(images)
-            self.input = input_name
-
-        def get_next(self) -> dict | None:
-            path = next(self.left, None)
-            return None if path is None else {self.input: calibration_input(path, side)}
-
     with tempfile.TemporaryDirectory() as tmp:
         prepared = Path(tmp) / "prepared.onnx"
-        # the detector's input size is dynamic: symbolic shape inference cannot finish
+        # the input sizes are dynamic: symbolic shape inference cannot finish
         quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
         model = onnx.load(str(prepared))
-        keep_float = head_decoding(model)
-        photos = Photos(model.graph.input[0].name)
-        quantize_static(str(prepared), str(out), photos, quant_format=QuantFormat.QDQ,
+        kept = keep_float(model) if keep_float else []
+        name = model.graph.input[0].name
+
+        class Feed(CalibrationDataReader):
+            def __init__(self) -> None:
+                self.left = iter(inputs)
+
+            def get_next(self) -> dict | None:
+                x = next(self.left, None)
+                return None if x is None else {name: x}
+
+        quantize_static(str(prepared), str(out), Feed(), quant_format=QuantFormat.QDQ,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        per_channel=True, nodes_to_exclude=keep_float)
-    return len(keep_float)
+                        per_channel=True, nodes_to_exclude=kept)
+    return len(kept)
+
+
+def quantize(float_path: Path, out: Path, images: list[Path], side: int = CALIBRATION_SIDE) -> int:
+    """Write `float_path`'s network quantized to 8 bits to `out`, activation ranges from
+    `images`; returns how many nodes stayed in float (`head_decoding`)."""
+    if not images:
+        raise ValueError("no calibration images")
+    return _write_8_bit(float_path, out, (calibration_input(p, side) for p in images),
+                        head_decoding)
 
 
 READER_PHOTOS = 16  # val photos whose reads give the readers' activation ranges
@@ -170,34 +181,10 @@ def reader_input(crops: np.ndarray) -> np.ndarray:
 def quantize_crops(float_path: Path, out: Path, data: np.ndarray) -> None:
     """Write the crop network `float_path` (a reader or the refiner) at 8 bits to `out`
     (weights int8 per channel, activations uint8), activation ranges from `data`
-    ((N, 3, H, W) float32, its input); every node is quantized."""
-    import onnx
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
+    ((N, 3, H, W) float32, its input, in batches of `READER_BATCH`); every node is quantized."""
     if not len(data):
         raise ValueError("no calibration crops")
-
-    class Crops(CalibrationDataReader):
-        def __init__(self, input_name: str) -> None:
-            self.left = iter([{input_name: data[i:i + READER_BATCH]}
-                              for i in range(0, len(data), READER_BATCH)])
-
-        def get_next(self) -> dict | None:
-            return next(self.left, None)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        prepared = Path(tmp) / "prepared.onnx"
-        quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
-        name = onnx.load(str(prepared)).graph.input[0].name
-        quantize_static(str(prepared), str(out), Crops(name), quant_format=QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        per_channel=True)
+    _write_8_bit(float_path, out, (data[i:i + READER_BATCH] for i in range(0, len(data), READER_BATCH)))
 
 
 def quantize_readers(models: Path, photos: list[Path]) -> list[str]:
