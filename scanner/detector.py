@@ -519,25 +519,23 @@ class OnnxDetector:
         if side * scale < self.roi_min_side:
             return self._run_pass(rgb, scale, self._low, "finest")
         img = self._resize(rgb, scale)
-        nh, nw = img.shape[:2]
-        cells = roi_rectangles(scout[scout_scores >= self.roi_floor] * scale, self.roi_margin,
-                               nw, nh, self.stride)
-        s = self.stride
-        if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * s * s \
-                >= self.roi_max_area * nw * nh:
-            boxes, scores = self._infer(img, self._low, "finest")  # the whole photo, resized already
-            return boxes / scale, scores
-        self.roi_runs += 1
-        boxes, scores = self._run_pieces(img, cells, "finest")
+        boxes, scores = self._around(img, scout[scout_scores >= self.roi_floor] * scale,
+                                     self.roi_margin, "finest")
         return boxes / scale, scores
 
-    def _run_pieces(self, img: np.ndarray, cells: list[tuple[int, int, int, int]], kind: str
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """Boxes (`img` pixels) and scores >= `_low` of the net run on each rectangle of
-        `cells` (stride cells, `roi_rectangles`) of `img` as pass `kind`; a box within a pixel
-        of a rectangle's edge inside `img` is cut by it and dropped."""
+    def _around(self, img: np.ndarray, boxes: np.ndarray, margin: float, kind: str
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (`img` pixels) and scores >= `_low` of pass `kind` on `img`, run only on
+        the rectangles around `boxes` (`img` pixels; `roi_rectangles` with `margin`) unless
+        those cover `roi_max_area` of it, when it runs on the whole of `img`. A box within a
+        pixel of a rectangle's edge inside `img` is cut by it and dropped."""
         nh, nw = img.shape[:2]
         s = self.stride
+        cells = roi_rectangles(boxes, margin, nw, nh, s)
+        if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * s * s \
+                >= self.roi_max_area * nw * nh:
+            return self._infer(img, self._low, kind)
+        self.roi_runs += 1
         found_boxes, found_scores = [], []
         for x0, y0, x1, y1 in cells:
             px0, py0, px1, py1 = x0 * s, y0 * s, min(x1 * s, nw), min(y1 * s, nh)
@@ -635,14 +633,9 @@ class OnnxDetector:
         f = src.shape[1] / rgb.shape[1]  # `src` pixels per `rgb` pixel
         at = min(scale / f, 1.0) if from_full else scale  # the pass's scale of `src`
         if self.fine_roi_margin > 0 and guide is not None and len(guide):
-            img = self._resize(src, at)
-            nh, nw = img.shape[:2]
-            cells = roi_rectangles(guide * (at * f), self.fine_roi_margin, nw, nh, self.stride)
-            if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in cells) * self.stride ** 2 \
-                    < self.roi_max_area * nw * nh:
-                self.roi_runs += 1
-                boxes, scores = self._run_pieces(img, cells, "fine")
-                return boxes / (at * f), scores, from_full
+            boxes, scores = self._around(self._resize(src, at), guide * (at * f),
+                                         self.fine_roi_margin, "fine")
+            return boxes / (at * f), scores, from_full
         boxes, scores = self._run_pass(src, at, self._low, "fine")
         return boxes / f, scores, from_full
 
@@ -830,10 +823,12 @@ class OnnxDetector:
             more_scores = np.concatenate([finest_scores, coarse_scores])
         else:
             more, more_scores = coarse, coarse_scores
-        guide = more if turn else np.concatenate([raw, coarse])
-        guide_scores = more_scores if turn else np.concatenate([raw_scores, coarse_scores])
-        fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale,
-                                                   guide[guide_scores >= self.roi_floor])
+        guide = None
+        if fine_scale > 0 and self.fine_roi_margin > 0:  # what the other passes found, in `view`
+            found, found_scores = (more, more_scores) if turn else (
+                np.concatenate([raw, coarse]), np.concatenate([raw_scores, coarse_scores]))
+            guide = found[found_scores >= self.roi_floor]
+        fine, fine_scores, sharp = self._fine_pass(view, view_full, fine_scale, guide)
         more, more_scores = np.concatenate([more, fine]), np.concatenate([more_scores, fine_scores])
         if turn:  # turning the turned image the rest of the way round maps its boxes back
             more = turn_boxes(more, view.shape[1], view.shape[0], 4 - turn)
