@@ -183,40 +183,24 @@ def _on_photo(photo: str, work: Callable[[], Any]) -> tuple[Any, int | None]:
     """
     try:
         return work(), None
-    except _image_error() as err:
+    except _scanner_error("scanner.imageio", "ImageError") as err:
         _error(f"cannot read photo {photo}: {err}")
         return None, 1
-    except _model_not_found() as err:
+    except _scanner_error("scanner.detector", "ModelNotFound") as err:
         _error(f"no detector model: {err}")
         return None, 2
-    except _setting_error() as err:
+    except _scanner_error("scanner.detector", "SettingError") as err:
         _error(f"cannot run the detector: {err}")
         return None, 2
 
 
-def _image_error() -> type[Exception]:
-    # The photo reader may not exist yet; then no photo error can be raised either.
+def _scanner_error(module: str, name: str) -> type[Exception]:
+    """The exception class `name` of the scanner's `module`; where that part cannot be
+    imported (not installed yet), no such error can be raised either."""
     try:
-        from scanner.imageio import ImageError
-    except ModuleNotFoundError:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
         return _NeverRaised
-    return ImageError
-
-
-def _model_not_found() -> type[Exception]:
-    try:
-        from scanner.detector import ModelNotFound
-    except (ModuleNotFoundError, ImportError):
-        return _NeverRaised
-    return ModelNotFound
-
-
-def _setting_error() -> type[Exception]:
-    try:
-        from scanner.detector import SettingError
-    except (ModuleNotFoundError, ImportError):
-        return _NeverRaised
-    return SettingError
 
 
 class _NeverRaised(Exception):
