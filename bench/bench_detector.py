@@ -376,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     report["refine_again"] = [INDEX_CLASSES[k] for k in detector.refine_again]
     report["fine"] = {"below": detector.fine_below, "target": detector.fine_target,
                       "max_side": detector.fine_max_side,
+                      "reduced_upscale": detector.fine_reduced_upscale,
                       "two_prints": detector.fine_two_prints}
     report["half_turn"] = sorted(detector.half_turn)
     report["roi"] = {"margin": detector.roi_margin, "max_area": detector.roi_max_area,

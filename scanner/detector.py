@@ -335,6 +335,10 @@ class OnnxDetector:
         # decks: a bare glyph beside another deck's large rank leaves the median large)
         self.fine_two_prints = bool(run.get("fine_two_prints", False))
         self.fine_max_side = int(run.get("fine_max_side", 3200))
+        # ... from a reduced decode enlarged up to this much before the full-resolution
+        # photo is decoded for it (1 = never enlarged: the full photo whenever the pass
+        # needs more pixels than the reduced decode has).
+        self.fine_reduced_upscale = float(run.get("fine_reduced_upscale", 1.0))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
         self.roi_runs = 0  # finest passes run on parts of the photo (benchmarks report it)
         # How far every box moves to the refiner's box before the reader reads it (0 = not
@@ -623,9 +627,10 @@ class OnnxDetector:
         if scale <= 0:
             return (*empty, False)
         scale = min(scale, self.fine_max_side / max(rgb.shape[:2]))
-        from_full = full is not None and scale > 1.0
+        from_full = full is not None and scale > max(1.0, self.fine_reduced_upscale)
         if not from_full:
-            scale = min(scale, max(1.0, self.max_upscale))
+            scale = min(scale, max(1.0, self.max_upscale if full is None
+                                   else self.fine_reduced_upscale))
         if scale < 1.2 * self._scales(*rgb.shape[:2])[0]:
             return (*empty, False)
         self.fine_runs += 1

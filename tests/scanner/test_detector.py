@@ -412,6 +412,7 @@ def _recording_passes(det: OnnxDetector, first_side: float, passes: list) -> Non
 def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     det = OnnxDetector(fine_below=16)  # target 28 px, long side at most 3,200
     det.fine_roi_margin = 0.0  # on the whole photo (its pieces: a test of their own below)
+    det.fine_reduced_upscale = 1.0  # never from the reduced decode enlarged
     rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
     full_px = np.zeros((2400, 3200, 3), np.uint8)
     decoded: list = []
@@ -429,6 +430,29 @@ def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
     assert det.fine_runs == 1
     # the fine pass's boxes come back in `rgb` pixels (half the full photo's)
     assert [100 / 2, 100 / 2, 124 / 2, 124 / 2] in boxes.tolist() and len(boxes) == 8
+
+
+def test_the_small_index_pass_can_enlarge_the_reduced_decode_instead() -> None:
+    def never() -> np.ndarray:
+        raise AssertionError("the full photo must not be decoded")
+
+    det = OnnxDetector(fine_below=16)
+    det.fine_roi_margin = 0.0
+    det.fine_reduced_upscale = 2.0
+    rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
+    passes: list = []
+    _recording_passes(det, 10, passes)
+    boxes, _, _, view, sharp = det._find(rgb, never, upright=False)
+    # 10 px indices want 2.8x; the long side caps that at 2x: the reduced decode doubled
+    assert passes == [(1600, 0.7), (1600, 1.0), (1600, 2.0)]
+    assert sharp is None and view is rgb and det.fine_runs == 1  # crops from `rgb` too
+    assert [100 / 2, 100 / 2, 124 / 2, 124 / 2] in boxes.tolist()
+    # allowed less than the pass wants, it takes the full photo as before
+    det.fine_reduced_upscale = 1.5
+    passes.clear()
+    full_px = np.zeros((2400, 3200, 3), np.uint8)
+    *_, sharp = det._find(rgb, lambda: full_px, upright=False)
+    assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)] and sharp is not None
 
 
 def test_no_finer_pass_for_large_indices_or_when_off() -> None:
