@@ -617,9 +617,11 @@ class OnnxDetector:
                    scale: float, guide: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray, bool]:
         """Boxes (`rgb` pixels) and scores of the small-index pass at `scale` of `rgb`, and
-        whether it ran on `full()` (taken where `rgb` has too few pixels). Never past the
-        photo's own resolution (a reduced decode's full pixels, or `max_upscale`) nor a
-        long side of `fine_max_side`; not run unless at least 1.2x the finest pass. With
+        whether it ran on `full()` (taken where a reduced decode enlarged
+        `fine_reduced_upscale` times has too few pixels). Never past the photo's own
+        resolution (a reduced decode's full pixels, or `max_upscale` of a photo decoded at
+        full size) nor a long side of `fine_max_side`; not run unless at least 1.2x the
+        finest pass. With
         `fine_roi_margin` and the boxes the other passes found (`guide`, `rgb` pixels), only
         on the rectangles around them, as the finest pass (`_finest_pass`), unless those
         cover `roi_max_area` of the photo."""

@@ -499,7 +499,7 @@ def test_finer_pass_never_enlarges_past_the_photo() -> None:
 def test_small_indices_of_a_big_photo_are_found(scene) -> None:
     """The fixture table, its indices 26 px tall, in the middle of a 3,500 px photo of an
     empty table: at 1,600 px they are 12 px, under what the detector finds reliably; the
-    small-index pass reads them from the full photo."""
+    small-index pass reads them on the reduced decode enlarged (`fine_reduced_upscale`)."""
     src = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
     h, w = src.shape[:2]
     canvas = np.empty((2625, 3500, 3), np.uint8)
@@ -520,7 +520,7 @@ def test_small_indices_of_a_big_photo_are_found(scene) -> None:
 
     plain, _ = detect_corners(buf.getvalue(), OnnxDetector(fine_below=0))
     fine, photo = detect_corners(buf.getvalue(), OnnxDetector(fine_below=16))
-    assert photo.scale < 1.0  # decoded reduced; the fine pass decoded the full photo
+    assert photo.scale < 1.0  # decoded reduced; the fine pass enlarged it (fine_reduced_upscale)
     assert right(fine) >= 0.8 * len(gt_boxes)
     assert right(fine) > right(plain), (right(fine), right(plain))
 
@@ -616,7 +616,7 @@ def test_the_finest_pass_takes_the_whole_photo_when_the_coarse_pass_says_too_lit
         (0.0, col, np.full(6, 0.9), 1.0),  # switched off
         (2.0, col[:3], np.full(3, 0.9), 1.0),  # too few boxes
         (2.0, col, np.full(6, 0.2), 1.0),  # none sure
-        (2.0, col, np.full(6, 0.9), 0.5),  # 15 px at the pass's scale: too small to judge
+        (2.0, col, np.full(6, 0.9), 0.4),  # 12 px at the pass's scale: too small to judge
         (4.0, spread, np.full(36, 0.9), 1.0),  # cards all over the photo
     ]
     for margin, scout, scores, scale in cases:
@@ -636,8 +636,8 @@ def test_the_finest_pass_on_pieces_finds_what_it_finds_on_the_whole_photo(scene)
     canvas = np.empty((h, w + 600, 3), np.uint8)
     canvas[:] = np.median(np.r_[src[:8].reshape(-1, 3), src[-8:].reshape(-1, 3)], axis=0)
     canvas[:, 600:] = src
-    # one view each: the fixture's indices sit at `roi_min_side`, where a half-turned
-    # coarse view's boxes would tip the median under it (the whole photo then runs)
+    # one view each: a half-turned coarse view's boxes could tip the median of the
+    # fixture's indices under `roi_min_side` (the whole photo then runs)
     everywhere = OnnxDetector(roi_margin=0.0, half_turn=())
     everywhere.fine_roi_margin = 0.0  # the small-index pass on the whole photo too
     whole = everywhere.detect(canvas)
@@ -1266,6 +1266,7 @@ def test_a_missing_8_bit_file_is_a_clear_error(tmp_path, monkeypatch) -> None:
 def test_the_small_index_pass_can_run_only_around_what_the_other_passes_found() -> None:
     det = OnnxDetector(fine_below=16)
     det.fine_roi_margin = 2.0
+    det.fine_reduced_upscale = 1.0  # the pieces of the full photo
     rgb = np.zeros((600, 800, 3), np.uint8)  # a photo decoded at half its size
     full_px = _cell_image(1600, 1200)
     near = [210, 210, 226, 226]  # full-photo pixels: an index beside the one found before
