@@ -6,10 +6,15 @@ Gaussian noise of sigma 3 added (numpy seed 0), saved by Pillow at quality 92. I
 readable corners: a sparse table. Four more of the same seed's test scenes (19, 29, 39, 49:
 whole tables of 61-81 cards; 29 and 19 are read by few or small indices) are made the same
 way at their own aspect, resized to the same 12.19 megapixels (`speed-12mp-<scene>.jpg`).
+Three of them (569, 39, 49) are also written turned a quarter, as if taken from the side of
+the table (`side/speed-12mp<-scene>-side.jpg`: the written photo transposed by Pillow's
+ROTATE_90 and saved again at quality 92); the upright check turns those back and runs every
+pass twice (models/MODEL_CARD.md, session 38).
 
     python -m datasets.build --scenes 570 --seed 1 --split test --out build/scenes-s1
     python -m bench.speed_photos --scenes build/scenes-s1/test --out build/i4
     python -m bench.bench_detector --parts speed --photo build/i4/speed-12mp*.jpg
+    python -m bench.bench_detector --parts speed --photo build/i4/side/*.jpg
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZE = (4032, 3024)
 SCENES = {569: "speed-12mp.jpg", 19: "speed-12mp-19.jpg", 29: "speed-12mp-29.jpg",
           39: "speed-12mp-39.jpg", 49: "speed-12mp-49.jpg"}
+SIDE = (569, 39, 49)  # also written turned a quarter, into `side/`
 
 
 def speed_photo(scene: Path, out: Path, exact: bool) -> tuple[int, int]:
@@ -44,6 +50,16 @@ def speed_photo(scene: Path, out: Path, exact: bool) -> tuple[int, int]:
     return size
 
 
+def side_photo(photo: Path, out: Path) -> tuple[int, int]:
+    """Write `photo` turned a quarter counter-clockwise (a photo from the side); its size."""
+    from PIL import Image
+
+    turned = Image.open(photo).transpose(Image.Transpose.ROTATE_90)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    turned.save(out, quality=92)
+    return turned.size
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.speed_photos", description=__doc__.splitlines()[0])
     ap.add_argument("--scenes", type=Path, default=ROOT / "build" / "scenes-s1" / "test")
@@ -57,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     for n, name in SCENES.items():
         size = speed_photo(args.scenes / f"scene_{n:06d}.jpg", args.out / name, exact=n == 569)
         print(f"{args.out / name}: {size[0]} x {size[1]}")
+        if n in SIDE:
+            side = args.out / "side" / name.replace(".jpg", "-side.jpg")
+            size = side_photo(args.out / name, side)
+            print(f"{side}: {size[0]} x {size[1]}")
     return 0
 
 

@@ -26,6 +26,15 @@ def test_the_five_photos_are_12_megapixels(tmp_path) -> None:
         w, h = sizes[name]
         assert h > w  # its own aspect kept
         assert abs(w * h - 4032 * 3024) < 0.001 * 4032 * 3024
+    # three of them also from the side of the table: turned a quarter, outside the glob
+    # the speed test times by default
+    side = {p.name: p for p in (out / "side").glob("*.jpg")}
+    assert sorted(side) == ["speed-12mp-39-side.jpg", "speed-12mp-49-side.jpg",
+                            "speed-12mp-side.jpg"]
+    upright = np.asarray(Image.open(out / "speed-12mp.jpg"), np.float32)
+    turned = np.asarray(Image.open(side["speed-12mp-side.jpg"]), np.float32)
+    assert turned.shape == (4032, 3024, 3)
+    assert np.abs(np.rot90(upright) - turned).mean() < 4  # the same pixels, turned
 
 
 def test_the_same_scene_makes_the_same_photo(tmp_path) -> None:
