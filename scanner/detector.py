@@ -193,14 +193,14 @@ def use_8_bits() -> bool:
     return cpu_multiplies_8_bits()
 
 
-def _crop_model(model_dir: Path, meta: dict, key: str, threads: int, int8: dict | None = None):
+def _crop_model(path_of: Callable[[str], Path], meta: dict, key: str, threads: int):
     """(session, crop size, crop margin) of an optional crop model (a wide reader, the box
     refiner) detector.json names under `key`, or (None, 0, 0.0) when it names none; a named
-    file that is missing is an error. `int8` maps a float file to the 8-bit one to run."""
+    file that is missing is an error. `path_of` gives the file that runs for a named one."""
     entry = meta.get(key)
     if not entry:
         return None, 0, 0.0
-    path = model_dir / (int8 or {}).get(entry["file"], entry["file"])
+    path = path_of(entry["file"])
     if not path.is_file():
         raise ModelNotFound(f"model file {path} is missing")
     return _session(path, threads, spin=False), int(entry["crop_size"]), float(entry["crop_margin"])
@@ -259,13 +259,15 @@ class OnnxDetector:
         # The readers and the refiner at 8 bits (`datasets.quantize --readers`), where this
         # CPU multiplies 8-bit numbers exactly (`use_8_bits`): float file -> 8-bit file.
         self.int8 = dict(self.meta.get("int8", {}).get("files", {})) if use_8_bits() else {}
-        det_path = model_dir / self.meta["detector"]["file"]
-        cls_path = model_dir / self.int8.get(self.meta["classifier"]["file"],
-                                             self.meta["classifier"]["file"])
+
+        def path_of(name: str) -> Path:  # the file that runs for one detector.json names
+            return model_dir / self.int8.get(name, name)
+
+        det_path = path_of(self.meta["detector"]["file"])
+        cls_path = path_of(self.meta["classifier"]["file"])
         # More readers of the same crops (optional): every crop is read by each and their
         # readings averaged (probabilities, and directions as unit vectors).
-        also_paths = [model_dir / self.int8.get(f, f)
-                      for f in self.meta["classifier"].get("also", ())]
+        also_paths = [path_of(f) for f in self.meta["classifier"].get("also", ())]
         for p in (det_path, cls_path, *also_paths):
             if not p.is_file():
                 raise ModelNotFound(f"model file {p} is missing")
@@ -275,16 +277,16 @@ class OnnxDetector:
         self._readers = tuple(_session(p, threads, spin=False) for p in (cls_path, *also_paths))
         # The 6/9 reader (optional): reads a crop read as a 6 or a 9 again from a wider
         # look, trained on those two ranks only (`datasets.train_classifier --six-nine`).
-        self._sn, self.sn_size, self.sn_margin = _crop_model(model_dir, self.meta, "six_nine",
+        self._sn, self.sn_size, self.sn_margin = _crop_model(path_of, self.meta, "six_nine",
                                                               threads)
         # The direction reader (optional): the same network trained on every rank from a
         # wide crop (`datasets.train_classifier --direction`); see `_settle_directions`.
-        self._dir, self.dir_size, self.dir_margin = _crop_model(model_dir, self.meta,
+        self._dir, self.dir_size, self.dir_margin = _crop_model(path_of, self.meta,
                                                                  "direction", threads)
         # The box refiner (optional): where exactly the index lies in a detector's box
         # (`datasets.train_boxes`); see `_refine`.
-        self._ref, self.ref_size, self.ref_margin = _crop_model(model_dir, self.meta, "refiner",
-                                                                 threads, self.int8)
+        self._ref, self.ref_size, self.ref_margin = _crop_model(path_of, self.meta, "refiner",
+                                                                 threads)
         self._det_input = self._det.get_inputs()[0].name
         # each reader session's input name, read once
         self._input = {s: s.get_inputs()[0].name
@@ -621,10 +623,9 @@ class OnnxDetector:
         `fine_reduced_upscale` times has too few pixels). Never past the photo's own
         resolution (a reduced decode's full pixels, or `max_upscale` of a photo decoded at
         full size) nor a long side of `fine_max_side`; not run unless at least 1.2x the
-        finest pass. With
-        `fine_roi_margin` and the boxes the other passes found (`guide`, `rgb` pixels), only
-        on the rectangles around them, as the finest pass (`_finest_pass`), unless those
-        cover `roi_max_area` of the photo."""
+        finest pass. With `fine_roi_margin` and the boxes the other passes found (`guide`,
+        `rgb` pixels), only on the rectangles around them, as the finest pass
+        (`_finest_pass`), unless those cover `roi_max_area` of the photo."""
         empty = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         if scale <= 0:
             return (*empty, False)
