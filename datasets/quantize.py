@@ -197,10 +197,11 @@ def quantize_readers(models: Path, photos: list[Path]) -> list[str]:
     meta_path = models / "detector.json"
     meta = json.loads(meta_path.read_text())
     crops = reader_crops(models, photos)
+    data = reader_input(crops)  # what every reader takes
     files = {}
     for name in [meta["classifier"]["file"], *meta["classifier"].get("also", [])]:
         files[name] = Path(name).stem + "-int8.onnx"
-        quantize_crops(models / name, models / files[name], reader_input(crops))
+        quantize_crops(models / name, models / files[name], data)
     if meta.get("refiner"):
         name = meta["refiner"]["file"]
         files[name] = Path(name).stem + "-int8.onnx"
