@@ -312,6 +312,12 @@ class OnnxDetector:
         # finds fewer indices: when the first pass's sure corners mostly point sideways the
         # photo is turned a quarter and the passes run again on it (see `detect`).
         self.upright = bool(given(upright, "upright", False))
+        # ... judged on the coarse pass's boxes, before the finest pass: 0 = on the finest
+        # pass's (which then runs on the photo as taken too), 1 = on the coarse pass's where
+        # enough of them are sure, the finest pass then running on the turned photo only,
+        # 2 = as 1, and the turned photo's finest pass guided by the first coarse pass's
+        # boxes turned (no second coarse pass). See `_find`.
+        self.turn_early = int(run.get("turn_early", 0))
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
         # models have one), whose card edges and pip show which way the card lies; 0 = off.
@@ -791,15 +797,16 @@ class OnnxDetector:
         return directions
 
     def _sideways_turn(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
-                       most: int = 16) -> int:
+                       most: int = 16) -> int | None:
         """Quarter turns that stand the photo's cards up (`quarter_turn_upright`), judged on
         the `most` best boxes of one pass that could pass the gate, each read once (no
-        turned rereads: the direction is all this needs, and it must be cheap)."""
+        turned rereads: the direction is all this needs, and it must be cheap); None where
+        fewer than `SIDEWAYS_MIN_SURE` are sure enough to judge."""
         sure = scores >= SIDEWAYS_SURE
         boxes, scores = boxes[sure], scores[sure]
         keep = non_max_suppression(boxes, scores, self.iou)[:most]
         if len(keep) < SIDEWAYS_MIN_SURE:
-            return 0
+            return None
         crops = crop_indices(rgb, boxes[keep], self.crop_size, self.crop_margin)
         probs, back = self._read_views(crops, (0,))
         return quarter_turn_upright(probs[0], scores[keep], np.degrees(back[0]) % 360)
@@ -812,25 +819,50 @@ class OnnxDetector:
         at that resolution (small indices are read there), else None.
 
         The coarse passes run first, then the finest, where they saw cards
-        (`_finest_pass`). With `upright`, the finest pass's sure corners are read: if most
-        point sideways, every pass runs again on the photo turned a quarter and one NMS
-        takes all boxes (the first finest pass's too); otherwise the boxes are those of
-        `locate`.
+        (`_finest_pass`). With `upright`, sure corners are read: if most point sideways,
+        the passes run again on the photo turned a quarter and one NMS takes all boxes;
+        otherwise the boxes are those of `locate`. With `turn_early`, the coarse pass's
+        corners are read first, and where they settle it the photo is turned before its
+        finest pass, which then runs on the turned photo only; where too few of them are
+        sure, the finest pass's are read as without it.
         """
         scales = self._scales(*rgb.shape[:2])
-        raw, raw_scores, coarse, coarse_scores = self._passes(rgb, scales)
-        turn = self._sideways_turn(rgb, raw, raw_scores) if upright else 0
-        fine_scale = self._fine_scale(raw, raw_scores, scales)
-        view, view_full = rgb, full
-        if turn:
+        low = self._low
+        scout, scout_scores = self._scout(rgb, scales)
+        turn = None
+        if upright and self.turn_early:
+            turn = self._sideways_turn(rgb, scout, scout_scores)
+        if turn:  # sideways by the coarse pass: the finest pass runs on the turned photo only
+            raw, raw_scores = scout[scout_scores >= low], scout_scores[scout_scores >= low]
             view = np.ascontiguousarray(np.rot90(rgb, turn))
-            if full is not None:
-                view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
-            finest, finest_scores, coarse, coarse_scores = self._passes(view, scales)
+            if self.turn_early >= 2:
+                guide, guide_scores = turn_boxes(scout, rgb.shape[1], rgb.shape[0], turn), scout_scores
+                coarse, coarse_scores = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
+            else:
+                guide, guide_scores = self._scout(view, scales)
+                coarse, coarse_scores = guide[guide_scores >= low], guide_scores[guide_scores >= low]
+            finest, finest_scores = self._finest_pass(view, scales[0], guide, guide_scores)
+            fine_scale = self._fine_scale(finest, finest_scores, scales)
             more = np.concatenate([finest, coarse])
             more_scores = np.concatenate([finest_scores, coarse_scores])
         else:
-            more, more_scores = coarse, coarse_scores
+            raw, raw_scores = self._finest_pass(rgb, scales[0], scout, scout_scores)
+            coarse, coarse_scores = scout[scout_scores >= low], scout_scores[scout_scores >= low]
+            if upright and turn is None:
+                turn = self._sideways_turn(rgb, raw, raw_scores)
+            turn = turn or 0
+            fine_scale = self._fine_scale(raw, raw_scores, scales)
+            view = rgb
+            if turn:
+                view = np.ascontiguousarray(np.rot90(rgb, turn))
+                finest, finest_scores, coarse, coarse_scores = self._passes(view, scales)
+                more = np.concatenate([finest, coarse])
+                more_scores = np.concatenate([finest_scores, coarse_scores])
+            else:
+                more, more_scores = coarse, coarse_scores
+        view_full = full
+        if turn and full is not None:
+            view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
         guide = None
         if fine_scale > 0 and self.fine_roi_margin > 0:  # what the other passes found, in `view`
             found, found_scores = (more, more_scores) if turn else (

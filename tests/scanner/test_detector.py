@@ -264,6 +264,48 @@ def test_sideways_photo_is_detected_turned_upright(scene) -> None:
         assert np.mean(np.abs(d) < 30) >= 0.9, (k, np.round(d))
 
 
+@pytest.mark.parametrize("early", [1, 2])
+def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
+        scene, early: int) -> None:
+    """With `turn_early`, the coarse pass's sure corners settle the turn: the finest pass
+    runs on the turned photo only (and with 2, guided by the first coarse pass's boxes,
+    with no second coarse pass), and the cards are found as well as with the turn judged
+    after the finest pass; a photo whose cards stand up runs as without it."""
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    gt_boxes, gt_classes = _readable(scene)
+    h, w = rgb.shape[:2]
+    sides = (max(h, w), round(0.7 * max(h, w)))  # a coarse pass at 0.7 of the photo
+    late = OnnxDetector(upright=True, long_sides=sides)
+    soon = OnnxDetector(upright=True, long_sides=sides)
+    soon.turn_early = early
+    calls: list = []
+    for name in ("_scout", "_finest_pass"):
+        def record(img, *args, _name=name, _orig=getattr(soon, name)):
+            calls.append((_name, img.shape[:2]))
+            return _orig(img, *args)
+        setattr(soon, name, record)
+
+    def right(corners: Corners, boxes: np.ndarray) -> int:
+        hits = 0
+        for box, cls in zip(boxes, gt_classes, strict=True):
+            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
+            hits += bool(iou.max() >= 0.5 and corners.class_ids[int(iou.argmax())] == cls)
+        return hits
+
+    assert soon.detect(rgb).boxes.tolist() == late.detect(rgb).boxes.tolist()
+    assert calls == [("_scout", (h, w)), ("_finest_pass", (h, w))]
+    for k in (1, 3):
+        calls.clear()
+        turned = np.ascontiguousarray(np.rot90(rgb, k))
+        boxes = turn_boxes(gt_boxes, w, h, k)
+        found = soon.detect(turned)
+        # the photo as taken is (w, h); turned back upright, (h, w) again
+        assert calls == [("_scout", (w, h))] + [("_scout", (h, w))] * (early == 1) + [
+            ("_finest_pass", (h, w))], (k, calls)
+        assert right(found, boxes) >= 0.95 * right(late.detect(turned), boxes), k
+        assert np.all(found.boxes[:, [0, 2]] <= h) and np.all(found.boxes[:, [1, 3]] <= w)
+
+
 def test_gate_can_be_moved_per_call(detector, scene) -> None:
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
     stricter = detector.detect(rgb, min_confidence=0.3)
