@@ -8,8 +8,8 @@ whole tables of 61-81 cards; 29 and 19 are read by few or small indices) are mad
 way at their own aspect, resized to the same 12.19 megapixels (`speed-12mp-<scene>.jpg`).
 Three of them (569, 39, 49) are also written turned a quarter, as if taken from the side of
 the table (`side/speed-12mp<-scene>-side.jpg`: the written photo transposed by Pillow's
-ROTATE_90 and saved again at quality 92); the upright check turns those back and runs every
-pass twice (models/MODEL_CARD.md, session 38).
+ROTATE_90 and saved again at quality 92); the upright check turns those back after the
+coarse pass and runs both passes on the turned photo (models/MODEL_CARD.md, sessions 38-39).
 
     python -m datasets.build --scenes 570 --seed 1 --split test --out build/scenes-s1
     python -m bench.speed_photos --scenes build/scenes-s1/test --out build/i4

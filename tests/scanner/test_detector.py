@@ -279,11 +279,17 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
     soon = OnnxDetector(upright=True, long_sides=sides)
     soon.turn_early = early
     calls: list = []
+
+    def recording(name: str):
+        run = getattr(soon, name)
+
+        def record(img, *args):
+            calls.append((name, img.shape[:2]))
+            return run(img, *args)
+        return record
+
     for name in ("_scout", "_finest_pass"):
-        def record(img, *args, _name=name, _orig=getattr(soon, name)):
-            calls.append((_name, img.shape[:2]))
-            return _orig(img, *args)
-        setattr(soon, name, record)
+        setattr(soon, name, recording(name))
 
     def right(corners: Corners, boxes: np.ndarray) -> int:
         hits = 0
