@@ -188,7 +188,7 @@ def default_gates(source: str) -> tuple[float, float | None]:
 # The run-time code that turns a photo into corners: cached corners belong to it as much as
 # to the model files (a change to either must not be measured on the other's corners).
 RUNTIME_SOURCES = ("classes.py", "corners.py", "detector.py", "edges.py", "imageio.py",
-                   "ink.py", "joker.py")
+                   "ink.py", "joker.py", "perspective.py")
 
 
 def _model_key(model_dir: Path) -> str:

@@ -34,6 +34,7 @@ from scanner.edges import card_edge_angles
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index, joker_width, word_ends
+from scanner.perspective import flatten_boxes, flattening_of_boxes
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 META_FILE = "detector.json"
@@ -318,6 +319,14 @@ class OnnxDetector:
         # 2 = as 1, and the turned photo's finest pass guided by the first coarse pass's
         # boxes turned (no second coarse pass). See `_find`.
         self.turn_early = int(run.get("turn_early", 0))
+        # A photo taken from a seat shows the far cards small: where the sure boxes' sizes
+        # change across the photo by this ratio or more (`scanner.perspective`), the passes
+        # run again on the photo made flat (its long side at most `flat_max_side`), and the
+        # boxes they find clear of every box found already join them; 0 = off. See
+        # `_flat_look`.
+        self.flat_ratio = float(run.get("flat_ratio", 0.0))
+        self.flat_max_side = int(run.get("flat_max_side", 3200))
+        self.flat_runs = 0  # photos looked at again made flat (benchmarks report it)
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
         # models have one), whose card edges and pip show which way the card lies; 0 = off.
@@ -811,7 +820,8 @@ class OnnxDetector:
         probs, back = self._read_views(crops, (0,))
         return quarter_turn_upright(probs[0], scores[keep], np.degrees(back[0]) % 360)
 
-    def _find(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None, upright: bool
+    def _find(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None, upright: bool,
+              flat: bool = True
               ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, Callable[[], np.ndarray] | None]:
         """Merged boxes (`rgb` pixels) and scores of all passes; the quarter turns (0, 1 or
         3) of the photo their crops are to be read in and that photo (`view`); and, when
@@ -824,7 +834,9 @@ class OnnxDetector:
         otherwise the boxes are those of `locate`. With `turn_early`, the coarse pass's
         corners are read first, and where they settle it the photo is turned before its
         finest pass, which then runs on the turned photo only; where too few of them are
-        sure, the finest pass's are read as without it.
+        sure, the finest pass's are read as without it. With `flat` and `flat_ratio`, a
+        photo whose table is seen in perspective is looked at again made flat
+        (`_flat_look`).
         """
         scales = self._scales(*rgb.shape[:2])
         low = self._low
@@ -875,7 +887,66 @@ class OnnxDetector:
         boxes = np.concatenate([raw, more])
         scores = np.concatenate([raw_scores, more_scores])
         keep = non_max_suppression(boxes, scores, self.iou)
-        return boxes[keep], scores[keep], turn, view, view_full if sharp else None
+        boxes, scores = boxes[keep], scores[keep]
+        if flat and self.flat_ratio > 0:
+            boxes, scores = self._flat_look(rgb, view, turn, boxes, scores)
+        return boxes, scores, turn, view, view_full if sharp else None
+
+    def _flat_look(self, rgb: np.ndarray, view: np.ndarray, turn: int, boxes: np.ndarray,
+                   scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`boxes` (`rgb` pixels) and `scores`, with the boxes the passes find on the table
+        made flat that are clear of them (IoU under `FLAT_NEW_IOU` with each); a box the
+        flat table finds again (`FLAT_SAME_IOU`) takes its score there where that is better.
+
+        A photo from a seat shows the far indices small and squeezed, where the detector
+        misses them (models/MODEL_CARD.md, "Photos from a seat"). The sure boxes' sizes
+        give the table's tilt (`scanner.perspective.flattening_of_boxes`, needing a size
+        ratio of `flat_ratio` across the photo); `view` (the photo as the passes saw it,
+        turned `turn` quarters) is warped to the flat table, where every index has about
+        the size of those at the photo's centre, and the passes run on it again (no small-
+        index pass from a finer decode, no second look). Their boxes are moved back (each
+        the bounds of its moved corners)."""
+        vh, vw = view.shape[:2]
+        in_view = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
+        table = flattening_of_boxes(in_view[scores >= SIDEWAYS_SURE], (vw, vh), self.flat_ratio)
+        if table is None:
+            return boxes, scores
+        self.flat_runs += 1
+        # the flat table around the sure boxes (a photo's own edges, flattened, would give
+        # the passes mostly empty corners to look at and shrink the cards to fit them)
+        sure = flatten_boxes(in_view[scores >= SIDEWAYS_SURE], table)
+        lo, hi = sure[:, :2].min(axis=0), sure[:, 2:].max(axis=0)
+        side = float(np.median(long_sides(sure)))
+        margin = max(0.1 * float((hi - lo).max()), FLAT_MARGIN * side)
+        lo = np.maximum(lo - margin, 0.0)
+        hi = np.minimum(hi + margin, np.asarray(table.size, float))
+        s = min(1.0, self.flat_max_side / float((hi - lo).max()))
+        size = (max(1, round((hi - lo)[0] * s)), max(1, round((hi - lo)[1] * s)))
+        m = np.array([[s, 0, -lo[0] * s], [0, s, -lo[1] * s], [0, 0, 1]]) @ table.matrix()
+        warped = cv2.warpPerspective(view, m, size, flags=cv2.INTER_LINEAR,
+                                     borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
+        found, found_scores, *_ = self._find(warped, None, False, flat=False)
+        if not len(found):
+            return boxes, scores
+        back = table.boxes_to_photo(found / s + np.tile(lo, 2)).astype(np.float32)
+        back[:, [0, 2]] = back[:, [0, 2]].clip(0, vw)
+        back[:, [1, 3]] = back[:, [1, 3]].clip(0, vh)
+        if turn:
+            back = turn_boxes(back, vw, vh, 4 - turn)
+        iou = np.stack([box_iou(b, boxes) for b in back]) if len(boxes) else \
+            np.zeros((len(back), 0), np.float32)
+        # a box found already, and surer on the flat table, takes the flat table's score
+        # (the best-matching one only: two boxes of the photo on one index, both kept by the
+        # NMS, would both become sure, one index read twice)
+        same = iou >= FLAT_SAME_IOU
+        if iou.shape[1]:
+            same &= iou == iou.max(axis=1, keepdims=True)
+        flat_score = np.where(same, found_scores[:, None], 0.0).max(axis=0, initial=0.0)
+        scores = np.maximum(scores, flat_score).astype(np.float32)
+        new = ~(iou >= FLAT_NEW_IOU).any(axis=1)
+        new &= (back[:, 2] - back[:, 0] >= 2) & (back[:, 3] - back[:, 1] >= 2)
+        return (np.concatenate([boxes, back[new]]),
+                np.concatenate([scores, found_scores[new]]))
 
     def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
                full: Callable[[], np.ndarray] | None = None) -> Corners:
@@ -1093,6 +1164,14 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
+# A box the passes find on the table made flat joins those found on the photo only where it
+# overlaps each of them less than this (IoU): the same index found twice would be two cards.
+FLAT_NEW_IOU = 0.2
+# One found on the photo too (IoU this much or more) keeps its box, at the better score.
+FLAT_SAME_IOU = 0.4
+# ... and looks at the flat table around the sure boxes this many of their sizes wide (or a
+# tenth of their spread, if more).
+FLAT_MARGIN = 4.0
 SIDEWAYS_MIN_SURE = 4
 # The rescue (`OnnxDetector._rescue`): a box under the score floor is read only where no
 # box over it overlaps it by this IoU or more (nor a better rescued one); the quick read

@@ -63,6 +63,22 @@ class Flattening:
         w = 1.0 / (1.0 - r @ self.c)
         return r * w[:, None] + self.centre
 
+    def matrix(self) -> np.ndarray:
+        """The 3x3 homography taking photo pixels to the flat table's (`to_flat`)."""
+        cx, cy = self.centre
+        ox, oy = self.offset
+        shift_back = np.array([[1, 0, cx + ox], [0, 1, cy + oy], [0, 0, 1]], float)
+        divide = np.array([[1, 0, 0], [0, 1, 0], [self.c[0], self.c[1], 1]], float)
+        to_centre = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1]], float)
+        return shift_back @ divide @ to_centre
+
+    def boxes_to_photo(self, boxes: np.ndarray) -> np.ndarray:
+        """(N, 4) flat-table boxes (xyxy) in the photo: the bounds of their moved corners."""
+        b = np.asarray(boxes, float).reshape(-1, 4)
+        pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+        moved = self.to_photo(pts.reshape(-1, 2)).reshape(-1, 4, 2)
+        return np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+
     def angles_to(self, pts: np.ndarray, angles: np.ndarray, flat: bool) -> np.ndarray:
         """Directions (degrees, 0 = up, 90 = right) at photo points `pts` (flat ones when
         `flat` is False: the way back), moved by the map."""
@@ -110,16 +126,23 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
     """How to flatten the photo's table, from the corners (`used`: the ones to trust), or
     None when the photo looks shot from above (index sizes vary less than
     `MIN_TILT_RATIO` across the photo) or the fit is unsure."""
-    w, h = image_size
-    centre = np.array([w / 2, h / 2], float)
     keep = np.ones(len(corners), bool) if used is None else np.asarray(used, bool)
     # a slanted index's box is wider than the index: sizes from square-on indices only
     off_square = np.abs((np.nan_to_num(corners.angle, nan=0.0) + 45) % 90 - 45)
     keep = keep & (off_square <= SQUARE_ON)
     if keep.sum() < MIN_CORNERS:
         return None
-    boxes = corners.boxes[keep].astype(float)
-    centers = corners.centers[keep].astype(float)
+    return flattening_of_boxes(corners.boxes[keep], image_size, min_ratio)
+
+
+def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
+                        min_ratio: float | None = None) -> Flattening | None:
+    """`flattening` from index boxes (xyxy, photo pixels) of one size on the table: their
+    geometric mean sides give the tilt (`fit_tilt`)."""
+    w, h = image_size
+    centre = np.array([w / 2, h / 2], float)
+    boxes = np.asarray(boxes, float).reshape(-1, 4)
+    centers = (boxes[:, :2] + boxes[:, 2:]) / 2
     sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
     c = fit_tilt(centers, sizes, centre)
     if c is None:
@@ -141,14 +164,19 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
                       ratio=ratio)
 
 
+def flatten_boxes(boxes: np.ndarray, flat: Flattening) -> np.ndarray:
+    """(N, 4) photo boxes (xyxy) on the flat table: the bounds of their moved corners."""
+    b = np.asarray(boxes, float).reshape(-1, 4)
+    pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+    moved = flat.to_flat(pts.reshape(-1, 2)).reshape(-1, 4, 2)
+    return np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+
+
 def flatten_corners(corners: Corners, flat: Flattening) -> Corners:
     """The corners on the flat table: each box the bounds of its moved corners, each
     direction moved at its box's centre."""
     if not len(corners):
         return corners
-    b = corners.boxes.astype(float)
-    pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
-    moved = flat.to_flat(pts.reshape(-1, 2)).reshape(-1, 4, 2)
-    boxes = np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+    boxes = flatten_boxes(corners.boxes, flat)
     angle = flat.angles_to(corners.centers, corners.angle, flat=True)
     return Corners(boxes, corners.class_ids, corners.confidence, angle, corners.rank_confidence)

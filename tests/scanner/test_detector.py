@@ -312,6 +312,54 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
         assert np.all(found.boxes[:, [0, 2]] <= h) and np.all(found.boxes[:, [1, 3]] <= w)
 
 
+def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) -> None:
+    """With `flat_ratio`, a photo whose far indices are much smaller than the near ones is
+    warped flat and the passes run on it again: more of its cards are read, none twice, and
+    those read before stay; a photo from above is not warped."""
+    import cv2
+
+    rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
+    h, w = rgb.shape[:2]
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    dst = np.float32([[w * 0.2, h * 0.1], [w * 0.8, h * 0.1], [w, h], [0, h]])
+    warp = cv2.getPerspectiveTransform(src, dst)  # the far edge 0.6 of the near one
+    seat = cv2.warpPerspective(rgb, warp, (w, h), borderValue=(40, 90, 40))
+    gt_boxes, gt_classes = _readable(scene)
+    quads = np.stack([gt_boxes[:, [0, 1]], gt_boxes[:, [2, 1]], gt_boxes[:, [2, 3]],
+                      gt_boxes[:, [0, 3]]], axis=1).reshape(-1, 1, 2)
+    moved = cv2.perspectiveTransform(quads.astype(np.float64), warp).reshape(-1, 4, 2)
+    gt_seat = np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+
+    plain = OnnxDetector()
+    plain.flat_ratio = 0.0
+    flat = OnnxDetector()
+    flat.flat_ratio = 2.0
+
+    def right(corners: Corners, boxes: np.ndarray) -> int:
+        hits = 0
+        for box, cls in zip(boxes, gt_classes, strict=True):
+            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
+            hits += bool(iou.max() >= 0.4 and corners.class_ids[int(iou.argmax())] == cls)
+        return hits
+
+    above = flat.detect(rgb)
+    assert flat.flat_runs == 0 and above.boxes.tolist() == plain.detect(rgb).boxes.tolist()
+    before, after = plain.detect(seat), flat.detect(seat)
+    assert flat.flat_runs == 1
+    # every corner found before is still there, and more are found, none of them twice
+    assert all(box_iou(b, after.boxes).max() > 0.99 for b in before.boxes)
+    assert right(after, gt_seat) > right(before, gt_seat), (right(after, gt_seat), right(before, gt_seat))
+    # what it adds lies mostly on readable indices (7 corners, 5 of them here), and reads
+    # at most one index twice that was read once
+    added = [b for b in after.boxes if box_iou(b, before.boxes).max() < 0.99]
+    on_index = [box_iou(b, gt_seat).max() >= 0.3 for b in added]
+    assert len(added) and np.mean(on_index) >= 2 / 3, on_index
+
+    def twice(corners: Corners) -> int:  # true indices under two corners or more
+        return sum(int((box_iou(g, corners.boxes) >= 0.3).sum() >= 2) for g in gt_seat)
+    assert twice(after) <= twice(before) + 1
+
+
 def test_gate_can_be_moved_per_call(detector, scene) -> None:
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
     stricter = detector.detect(rgb, min_confidence=0.3)

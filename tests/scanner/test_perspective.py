@@ -7,7 +7,13 @@ import pytest
 
 from datasets.groundtruth import column, corners_from_scene, keystone_scene, scene_from_placements
 from scanner.corners import Corners
-from scanner.perspective import MIN_TILT_RATIO, UNSURE_TILT_RATIO, flatten_corners, flattening
+from scanner.perspective import (
+    MIN_TILT_RATIO,
+    UNSURE_TILT_RATIO,
+    flatten_corners,
+    flattening,
+    flattening_of_boxes,
+)
 from scanner.reconstruct import read_flat_table, read_table
 
 W, H = 4000, 3000
@@ -57,6 +63,26 @@ def test_the_flattened_table_has_equal_steps_again():
     assert flat.c[1] > 0 and abs(flat.c[0]) < 0.1 * flat.c[1]
     pts = np.array([[10.0, 20.0], [2000, 1500], [3900, 2900]])
     assert np.allclose(flat.to_photo(flat.to_flat(pts)), pts, atol=1e-6)
+
+
+def test_the_flattening_is_one_homography_and_boxes_go_back_where_they_were():
+    import cv2
+
+    corners = _grid_corners(_seat_warp(0.5))
+    flat = flattening(corners, (W, H))
+    assert flat is not None
+    same = flattening_of_boxes(corners.boxes, (W, H))  # all square-on: the same fit
+    assert same is not None and np.allclose(same.c, flat.c) and same.size == flat.size
+    pts = np.array([[10.0, 20.0], [2000, 1500], [3900, 2900]])
+    warped = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), flat.matrix())[:, 0]
+    assert np.allclose(warped, flat.to_flat(pts), atol=1e-6)
+    # a flat box moved back bounds the photo box it came from
+    on_flat = flatten_corners(corners, flat).boxes
+    back = flat.boxes_to_photo(on_flat)
+    assert np.all(back[:, :2] <= corners.boxes[:, :2] + 1e-6)
+    assert np.all(back[:, 2:] >= corners.boxes[:, 2:] - 1e-6)
+    centres = (back[:, :2] + back[:, 2:]) / 2
+    assert np.abs(centres - corners.centers).max() < 0.2 * (corners.boxes[:, 2] - corners.boxes[:, 0]).min()
 
 
 def test_a_photo_from_above_is_not_flattened():
