@@ -321,9 +321,9 @@ class OnnxDetector:
         self.turn_early = int(run.get("turn_early", 0))
         # A photo taken from a seat shows the far cards small: where the sure boxes' sizes
         # change across the photo by this ratio or more (`scanner.perspective`), the passes
-        # run again on the photo made flat (its long side at most `flat_max_side`), and the
-        # boxes they find clear of every box found already join them; 0 = off. See
-        # `_flat_look`.
+        # run again on the photo made flat around its cards (its long side at most
+        # `flat_max_side`): a box found there again takes the better score, one clear of every
+        # box found already joins them; 0 = off. See `_flat_look`.
         self.flat_ratio = float(run.get("flat_ratio", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it)
@@ -899,12 +899,13 @@ class OnnxDetector:
         flat table finds again (`FLAT_SAME_IOU`) takes its score there where that is better.
 
         A photo from a seat shows the far indices small and squeezed, where the detector
-        misses them (models/MODEL_CARD.md, "Photos from a seat"). The sure boxes' sizes
-        give the table's tilt (`scanner.perspective.flattening_of_boxes`, needing a size
-        ratio of `flat_ratio` across the photo); `view` (the photo as the passes saw it,
-        turned `turn` quarters) is warped to the flat table, where every index has about
-        the size of those at the photo's centre, and the passes run on it again (no small-
-        index pass from a finer decode, no second look). Their boxes are moved back (each
+        misses them or scores them under the gate (models/MODEL_CARD.md, "A photo from a
+        seat looked at again made flat"). The sure boxes' sizes give the table's tilt
+        (`scanner.perspective.flattening_of_boxes`, needing a size ratio of `flat_ratio`
+        across the photo); `view` (the photo as the passes saw it, turned `turn` quarters)
+        is warped to the flat table around the sure boxes (`FLAT_MARGIN`), where every index
+        has about the size of those at the photo's centre, and the passes run on it again
+        (on the warped pixels only; no second flat look). Their boxes are moved back (each
         the bounds of its moved corners)."""
         vh, vw = view.shape[:2]
         in_view = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
@@ -955,10 +956,11 @@ class OnnxDetector:
         `full`, when `rgb` is a reduced decode, gives the photo's full-resolution pixels
         for the small-index pass (`_fine_scale`); it is called only if that pass runs.
 
-        With `upright` on, the finest pass's sure corners are read first: if most point
+        With `upright` on, a first pass's sure corners are read (`_find`): if most point
         sideways, the passes run again on the photo turned a quarter (cards up or down, as
         the detector sees them best) and all boxes are merged; the crops of a turned photo
-        are read turned too.
+        are read turned too. With `flat_ratio`, a photo from a seat is looked at again
+        warped flat (`_flat_look`).
         """
         rgb = _as_rgb(rgb)
         with self._lock:
@@ -1164,15 +1166,15 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
-# A box the passes find on the table made flat joins those found on the photo only where it
-# overlaps each of them less than this (IoU): the same index found twice would be two cards.
-FLAT_NEW_IOU = 0.2
-# One found on the photo too (IoU this much or more) keeps its box, at the better score.
-FLAT_SAME_IOU = 0.4
-# ... and looks at the flat table around the sure boxes this many of their sizes wide (or a
-# tenth of their spread, if more).
-FLAT_MARGIN = 4.0
 SIDEWAYS_MIN_SURE = 4
+# The flat look (`OnnxDetector._flat_look`) warps the table around the sure boxes with this
+# many of their sizes to spare (or a tenth of their spread, if more). A box it finds joins
+# those found on the photo only where it overlaps each of them less than `FLAT_NEW_IOU`
+# (the same index found twice would be two cards); one found on the photo too (IoU
+# `FLAT_SAME_IOU` or more) keeps its box, at the better score.
+FLAT_MARGIN = 4.0
+FLAT_NEW_IOU = 0.2
+FLAT_SAME_IOU = 0.4
 # The rescue (`OnnxDetector._rescue`): a box under the score floor is read only where no
 # box over it overlaps it by this IoU or more (nor a better rescued one); the quick read
 # must give a rescued rank at least this probability for the full read to follow.
