@@ -151,6 +151,16 @@ def _readable(scene: dict) -> tuple[np.ndarray, list[int]]:
     return np.asarray(boxes, np.float32), classes
 
 
+def _right(corners: Corners, boxes: np.ndarray, classes: list[int], iou: float = 0.5) -> int:
+    """How many of the true indices `boxes` (of ranks `classes`) have their best-matching
+    corner (IoU `iou` or more) read as the right rank."""
+    hits = 0
+    for box, cls in zip(boxes, classes, strict=True):
+        overlap = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
+        hits += bool(overlap.max() >= iou and corners.class_ids[int(overlap.argmax())] == cls)
+    return hits
+
+
 def test_model_files_are_bundled_and_small() -> None:
     meta = json.loads((MODELS_DIR / "detector.json").read_text())
     files = [meta[k]["file"] for k in ("detector", "classifier", "six_nine", "refiner",
@@ -291,13 +301,6 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
     for name in ("_scout", "_finest_pass"):
         setattr(soon, name, recording(name))
 
-    def right(corners: Corners, boxes: np.ndarray) -> int:
-        hits = 0
-        for box, cls in zip(boxes, gt_classes, strict=True):
-            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
-            hits += bool(iou.max() >= 0.5 and corners.class_ids[int(iou.argmax())] == cls)
-        return hits
-
     assert soon.detect(rgb).boxes.tolist() == late.detect(rgb).boxes.tolist()
     assert calls == [("_scout", (h, w)), ("_finest_pass", (h, w))]
     for k in (1, 3):
@@ -308,7 +311,8 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
         # the photo as taken is (w, h); turned back upright, (h, w) again
         assert calls == [("_scout", (w, h))] + [("_scout", (h, w))] * (early == 1) + [
             ("_finest_pass", (h, w))], (k, calls)
-        assert right(found, boxes) >= 0.95 * right(late.detect(turned), boxes), k
+        assert _right(found, boxes, gt_classes) >= 0.95 * _right(late.detect(turned), boxes,
+                                                                 gt_classes), k
         assert np.all(found.boxes[:, [0, 2]] <= h) and np.all(found.boxes[:, [1, 3]] <= w)
 
 
@@ -335,20 +339,13 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     flat = OnnxDetector()
     flat.flat_ratio = 2.0
 
-    def right(corners: Corners, boxes: np.ndarray) -> int:
-        hits = 0
-        for box, cls in zip(boxes, gt_classes, strict=True):
-            iou = box_iou(box, corners.boxes) if len(corners) else np.zeros(1)
-            hits += bool(iou.max() >= 0.4 and corners.class_ids[int(iou.argmax())] == cls)
-        return hits
-
     above = flat.detect(rgb)
     assert flat.flat_runs == 0 and above.boxes.tolist() == plain.detect(rgb).boxes.tolist()
     before, after = plain.detect(seat), flat.detect(seat)
     assert flat.flat_runs == 1
     # every corner found before is still there, and more are found, none of them twice
     assert all(box_iou(b, after.boxes).max() > 0.99 for b in before.boxes)
-    assert right(after, gt_seat) > right(before, gt_seat), (right(after, gt_seat), right(before, gt_seat))
+    assert _right(after, gt_seat, gt_classes, 0.4) > _right(before, gt_seat, gt_classes, 0.4)
     # what it adds lies mostly on readable indices (7 corners, 5 of them here), and reads
     # at most one index twice that was read once
     added = [b for b in after.boxes if box_iou(b, before.boxes).max() < 0.99]
