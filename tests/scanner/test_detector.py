@@ -355,6 +355,13 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     def twice(corners: Corners) -> int:  # true indices under two corners or more
         return sum(int((box_iou(g, corners.boxes) >= 0.3).sum() >= 2) for g in gt_seat)
     assert twice(after) <= twice(before) + 1
+    # taken from a side seat too: turned upright first, then made flat; corners come back
+    # in the photo's frame
+    side = np.ascontiguousarray(np.rot90(seat))
+    gt_side = turn_boxes(gt_seat.astype(np.float32), w, h, 1)
+    before, after = plain.detect(side), flat.detect(side)
+    assert flat.flat_runs == 2
+    assert _right(after, gt_side, gt_classes, 0.4) > _right(before, gt_side, gt_classes, 0.4)
 
 
 def test_gate_can_be_moved_per_call(detector, scene) -> None:
