@@ -94,17 +94,27 @@ def index_readable(card: dict, min_visible: float = MIN_VISIBLE) -> bool:
 
 
 def turn_scene(scene: dict, k: int) -> dict:
-    """`scene` photographed after k counter-clockwise quarter turns: index boxes and
+    """`scene` photographed after k counter-clockwise quarter turns: index boxes, quads and
     directions turned with the photo, its sides swapped for an odd k."""
     from scanner.detector import turn_boxes
 
     out = copy.deepcopy(scene)
     w, h = out["image"]["width"], out["image"]["height"]
+
+    def turn_points(points) -> list:  # np.rot90: (x, y) -> (y, width - x), sides swapped
+        pts, width, height = np.asarray(points, float).reshape(-1, 2), w, h
+        for _ in range(k % 4):
+            pts = np.stack([pts[:, 1], width - pts[:, 0]], axis=1)
+            width, height = height, width
+        return pts.round(2).tolist()
+
     for card in out["cards"]:
         if "angle" in card:
             card["angle"] = (card["angle"] - 90 * k) % 360
         for index in card.get("indices", []):
             index["box"] = [float(v) for v in turn_boxes(index["box"], w, h, k)[0]]
+            if "quad" in index:  # (a seat's warp moves the quad's corners, not the box's)
+                index["quad"] = turn_points(index["quad"])
             if "angle" in index:
                 index["angle"] = (index["angle"] - 90 * k) % 360
     if k % 2:

@@ -78,3 +78,32 @@ def test_the_photo_from_a_seat_is_warped_like_its_boxes(tmp_path: Path) -> None:
     out = cv2.imdecode(np.frombuffer(turned, np.uint8), cv2.IMREAD_GRAYSCALE)
     ys, xs = np.nonzero(out < 50)  # the square (the border the warp leaves is 90)
     assert out.shape == (400, 300) and xs.max() < 100 and ys.min() > 300
+
+
+def test_a_turned_scene_turns_its_quads_with_its_boxes(scene: dict) -> None:
+    """Turned a quarter (a photo from the side), every index's quad stays around its box,
+    so a seat's warp of the turned scene moves the boxes where the turned photo's indices
+    went; four turns give the scene back."""
+    import copy
+
+    from datasets.groundtruth import turn_scene
+
+    scene = copy.deepcopy(scene)
+    for card in scene["cards"]:  # a quad (the printed index's outline) inside each box
+        for index in card.get("indices", []):
+            x1, y1, x2, y2 = index["box"]
+            mx, my = (x2 - x1) / 4, (y2 - y1) / 4
+            index["quad"] = [[x1 + mx, y1], [x2, y1 + my], [x2 - mx, y2], [x1, y2 - my]]
+    once = turn_scene(scene, 1)
+    for card in once["cards"]:
+        for index in card.get("indices", []):
+            if "quad" in index:
+                q = np.asarray(index["quad"])
+                x1, y1, x2, y2 = index["box"]
+                assert np.allclose([*q.min(axis=0), *q.max(axis=0)], [x1, y1, x2, y2], atol=0.02)
+    back = turn_scene(turn_scene(turn_scene(once, 1), 1), 1)
+    for a, b in zip(scene["cards"], back["cards"], strict=True):
+        for i, j in zip(a.get("indices", []), b.get("indices", []), strict=True):
+            assert np.allclose(i["box"], j["box"], atol=0.01)
+            if "quad" in i:
+                assert np.allclose(i["quad"], j["quad"], atol=0.05)
