@@ -908,14 +908,16 @@ class OnnxDetector:
         (on the warped pixels only; no second flat look). Their boxes are moved back (each
         the bounds of its moved corners)."""
         vh, vw = view.shape[:2]
-        in_view = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
-        table = flattening_of_boxes(in_view[scores >= SIDEWAYS_SURE], (vw, vh), self.flat_ratio)
+        sure = boxes[scores >= SIDEWAYS_SURE]
+        if turn:
+            sure = turn_boxes(sure, rgb.shape[1], rgb.shape[0], turn)
+        table = flattening_of_boxes(sure, (vw, vh), self.flat_ratio)
         if table is None:
             return boxes, scores
         self.flat_runs += 1
         # the flat table around the sure boxes (a photo's own edges, flattened, would give
         # the passes mostly empty corners to look at and shrink the cards to fit them)
-        sure = flatten_boxes(in_view[scores >= SIDEWAYS_SURE], table)
+        sure = flatten_boxes(sure, table)
         lo, hi = sure[:, :2].min(axis=0), sure[:, 2:].max(axis=0)
         side = float(np.median(long_sides(sure)))
         margin = max(0.1 * float((hi - lo).max()), FLAT_MARGIN * side)
