@@ -74,10 +74,7 @@ class Flattening:
 
     def boxes_to_photo(self, boxes: np.ndarray) -> np.ndarray:
         """(N, 4) flat-table boxes (xyxy) in the photo: the bounds of their moved corners."""
-        b = np.asarray(boxes, float).reshape(-1, 4)
-        pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
-        moved = self.to_photo(pts.reshape(-1, 2)).reshape(-1, 4, 2)
-        return np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+        return moved_boxes(self.to_photo, boxes)
 
     def angles_to(self, pts: np.ndarray, angles: np.ndarray, flat: bool) -> np.ndarray:
         """Directions (degrees, 0 = up, 90 = right) at photo points `pts` (flat ones when
@@ -164,12 +161,18 @@ def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
                       ratio=ratio)
 
 
-def flatten_boxes(boxes: np.ndarray, flat: Flattening) -> np.ndarray:
-    """(N, 4) photo boxes (xyxy) on the flat table: the bounds of their moved corners."""
+def moved_boxes(move, boxes: np.ndarray) -> np.ndarray:
+    """(N, 4) boxes (xyxy) after the map `move` ((N, 2) points -> (N, 2) points): the
+    bounds of their moved corners."""
     b = np.asarray(boxes, float).reshape(-1, 4)
     pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
-    moved = flat.to_flat(pts.reshape(-1, 2)).reshape(-1, 4, 2)
+    moved = move(pts.reshape(-1, 2)).reshape(-1, 4, 2)
     return np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+
+
+def flatten_boxes(boxes: np.ndarray, flat: Flattening) -> np.ndarray:
+    """(N, 4) photo boxes (xyxy) on the flat table: the bounds of their moved corners."""
+    return moved_boxes(flat.to_flat, boxes)
 
 
 def flatten_corners(corners: Corners, flat: Flattening) -> Corners:
