@@ -326,7 +326,7 @@ class OnnxDetector:
         # box found already joins them; 0 = off. See `_flat_look`.
         self.flat_ratio = float(run.get("flat_ratio", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
-        self.flat_runs = 0  # photos looked at again made flat (benchmarks report it)
+        self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
         # models have one), whose card edges and pip show which way the card lies; 0 = off.
@@ -573,12 +573,14 @@ class OnnxDetector:
             return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         return np.concatenate(found_boxes), np.concatenate(found_scores)
 
-    def _passes(self, rgb: np.ndarray, scales: list[float]
+    def _passes(self, rgb: np.ndarray, scales: list[float],
+                scout: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Boxes and scores of the finest pass (`_finest_pass`), then those of the coarse
         passes at `conf` or more (`rgb` pixels): the coarse boxes under it only guided the
-        finest pass. With the rescue on, boxes down to `rescue_floor` (`_rescue`)."""
-        coarse, coarse_scores = self._scout(rgb, scales)
+        finest pass. With the rescue on, boxes down to `rescue_floor` (`_rescue`). `scout`:
+        the coarse passes' boxes and scores (`_scout`) where they have run already."""
+        coarse, coarse_scores = self._scout(rgb, scales) if scout is None else scout
         finest, finest_scores = self._finest_pass(rgb, scales[0], coarse, coarse_scores)
         sure = coarse_scores >= self._low
         return finest, finest_scores, coarse[sure], coarse_scores[sure]
@@ -839,39 +841,35 @@ class OnnxDetector:
         (`_flat_look`).
         """
         scales = self._scales(*rgb.shape[:2])
-        low = self._low
         scout, scout_scores = self._scout(rgb, scales)
-        turn = None
-        if upright and self.turn_early:
-            turn = self._sideways_turn(rgb, scout, scout_scores)
-        if turn:  # sideways by the coarse pass: the finest pass runs on the turned photo only
-            raw, raw_scores = scout[scout_scores >= low], scout_scores[scout_scores >= low]
-            view = np.ascontiguousarray(np.rot90(rgb, turn))
-            if self.turn_early >= 2:
-                guide, guide_scores = turn_boxes(scout, rgb.shape[1], rgb.shape[0], turn), scout_scores
-                coarse, coarse_scores = np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
-            else:
-                guide, guide_scores = self._scout(view, scales)
-                coarse, coarse_scores = guide[guide_scores >= low], guide_scores[guide_scores >= low]
-            finest, finest_scores = self._finest_pass(view, scales[0], guide, guide_scores)
-            fine_scale = self._fine_scale(finest, finest_scores, scales)
-            more = np.concatenate([finest, coarse])
-            more_scores = np.concatenate([finest_scores, coarse_scores])
+        turn = self._sideways_turn(rgb, scout, scout_scores) \
+            if upright and self.turn_early else None
+        early = bool(turn)  # sideways by the coarse pass: no finest pass on the photo as taken
+        if early:
+            sure = scout_scores >= self._low
+            raw, raw_scores = scout[sure], scout_scores[sure]
         else:
-            raw, raw_scores = self._finest_pass(rgb, scales[0], scout, scout_scores)
-            coarse, coarse_scores = scout[scout_scores >= low], scout_scores[scout_scores >= low]
+            raw, raw_scores, coarse, coarse_scores = self._passes(rgb, scales,
+                                                                  (scout, scout_scores))
             if upright and turn is None:
                 turn = self._sideways_turn(rgb, raw, raw_scores)
             turn = turn or 0
-            fine_scale = self._fine_scale(raw, raw_scores, scales)
-            view = rgb
-            if turn:
-                view = np.ascontiguousarray(np.rot90(rgb, turn))
-                finest, finest_scores, coarse, coarse_scores = self._passes(view, scales)
-                more = np.concatenate([finest, coarse])
-                more_scores = np.concatenate([finest_scores, coarse_scores])
-            else:
-                more, more_scores = coarse, coarse_scores
+        view = rgb
+        if turn:
+            view = np.ascontiguousarray(np.rot90(rgb, turn))
+            # with `turn_early` 2 the first coarse pass's boxes, turned, guide the finest pass
+            # (they are in `raw` already)
+            first = (turn_boxes(scout, rgb.shape[1], rgb.shape[0], turn), scout_scores) \
+                if early and self.turn_early >= 2 else None
+            finest, finest_scores, coarse, coarse_scores = self._passes(view, scales, first)
+            if first is not None:
+                coarse, coarse_scores = coarse[:0], coarse_scores[:0]
+            more = np.concatenate([finest, coarse])
+            more_scores = np.concatenate([finest_scores, coarse_scores])
+        else:
+            more, more_scores = coarse, coarse_scores
+        fine_scale = self._fine_scale(*((finest, finest_scores) if early else (raw, raw_scores)),
+                                      scales)
         view_full = full
         if turn and full is not None:
             view_full = cache(lambda: np.ascontiguousarray(np.rot90(full(), turn)))
