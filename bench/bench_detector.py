@@ -262,7 +262,7 @@ def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | 
     for _ in range(2):
         detect_corners(photo, detector)
     times = []
-    fine_before, roi_before = detector.fine_runs, detector.roi_runs
+    fine_before, roi_before, flat_before = detector.fine_runs, detector.roi_runs, detector.flat_runs
     for _ in range(runs):
         t = time.perf_counter()
         corners, ph = detect_corners(photo, detector)
@@ -271,6 +271,7 @@ def speed(detector: OnnxDetector, photo: Path, runs: int, torch_weights: Path | 
            "passes_long_side": list(detector.long_sides), "runs": runs,
            "small_index_pass": detector.fine_runs > fine_before,
            "finest_pass_on_pieces": detector.roi_runs > roi_before,
+           "looked_at_flat": detector.flat_runs > flat_before,
            "p50_s": round(statistics.median(times), 3),
            "p90_s": round(float(np.percentile(times, 90)), 3)}
     if torch_weights and torch_weights.exists() and torch_python.exists():
@@ -398,13 +399,14 @@ def main(argv: list[str] | None = None) -> int:
             each = [report["speed"]] + [speed(detector, p, args.runs, args.torch_weights,
                                               args.torch_python) for p in photos[1:]]
             report["speed"]["photos"] = [
-                {k: e[k] for k in ("photo", "size", "corners", "small_index_pass", "p50_s",
+                {k: e[k] for k in ("photo", "size", "corners", "small_index_pass", "looked_at_flat", "p50_s",
                                    "ultralytics_predict_p50_s", "speedup_vs_ultralytics") if k in e}
                 for e in each]
             report["speed"]["p50_s_median_over_photos"] = round(
                 statistics.median(e["p50_s"] for e in each), 3)
             report["speed"]["p50_s_worst_photo"] = max(e["p50_s"] for e in each)
     report["finest_passes_on_pieces"] = detector.roi_runs
+    report["photos_looked_at_flat"] = detector.flat_runs
     report["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
     return 0
