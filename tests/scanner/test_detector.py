@@ -35,6 +35,7 @@ from scanner.detector import (
 )
 from scanner.imageio import ImageError, PhotoTooLarge
 from scanner.joker import word_ends
+from scanner.perspective import moved_boxes
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "detector"
 
@@ -318,8 +319,8 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
 
 def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) -> None:
     """With `flat_ratio`, a photo whose far indices are much smaller than the near ones is
-    warped flat and the passes run on it again: more of its cards are read, none twice, and
-    those read before stay; a photo from above is not warped."""
+    warped flat and the passes run on it again: more of its cards are read, hardly any of
+    them twice, and those read before stay; a photo from above is not warped."""
     import cv2
 
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
@@ -329,10 +330,8 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     warp = cv2.getPerspectiveTransform(src, dst)  # the far edge 0.6 of the near one
     seat = cv2.warpPerspective(rgb, warp, (w, h), borderValue=(40, 90, 40))
     gt_boxes, gt_classes = _readable(scene)
-    quads = np.stack([gt_boxes[:, [0, 1]], gt_boxes[:, [2, 1]], gt_boxes[:, [2, 3]],
-                      gt_boxes[:, [0, 3]]], axis=1).reshape(-1, 1, 2)
-    moved = cv2.perspectiveTransform(quads.astype(np.float64), warp).reshape(-1, 4, 2)
-    gt_seat = np.concatenate([moved.min(axis=1), moved.max(axis=1)], axis=1)
+    gt_seat = moved_boxes(lambda p: cv2.perspectiveTransform(p.reshape(-1, 1, 2), warp)[:, 0],
+                          gt_boxes)
 
     plain = OnnxDetector()
     plain.flat_ratio = 0.0
@@ -343,7 +342,7 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     assert flat.flat_runs == 0 and above.boxes.tolist() == plain.detect(rgb).boxes.tolist()
     before, after = plain.detect(seat), flat.detect(seat)
     assert flat.flat_runs == 1
-    # every corner found before is still there, and more are found, none of them twice
+    # every corner found before is still there, and more are found
     assert all(box_iou(b, after.boxes).max() > 0.99 for b in before.boxes)
     assert _right(after, gt_seat, gt_classes, 0.4) > _right(before, gt_seat, gt_classes, 0.4)
     # what it adds lies mostly on readable indices (7 corners, 5 of them here), and reads
