@@ -34,7 +34,7 @@ from scanner.edges import card_edge_angles
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index, joker_width, word_ends
-from scanner.perspective import flatten_boxes, flattening_of_boxes
+from scanner.perspective import flatten_boxes, flattening_of_boxes, moved_angles
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 META_FILE = "detector.json"
@@ -326,6 +326,9 @@ class OnnxDetector:
         # box found already joins them; 0 = off. See `_flat_look`.
         self.flat_ratio = float(run.get("flat_ratio", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
+        # ... and the boxes on that flat image are read there (`detect`).
+        self.flat_read = bool(run.get("flat_read", False))
+        self.flat_reads = 0  # boxes read again on a flat image
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
@@ -600,7 +603,7 @@ class OnnxDetector:
                ) -> tuple[np.ndarray, np.ndarray]:
         """Stage 1 only: merged index boxes (xyxy, `rgb` pixels) and their scores; `full`
         gives the photo at full resolution when `rgb` is a reduced decode (`detect`)."""
-        boxes, scores, _, _, _ = self._find(_as_rgb(rgb), full, upright=False)
+        boxes, scores, *_ = self._find(_as_rgb(rgb), full, upright=False)
         sure = scores >= self.conf
         return boxes[sure], scores[sure]
 
@@ -824,11 +827,14 @@ class OnnxDetector:
 
     def _find(self, rgb: np.ndarray, full: Callable[[], np.ndarray] | None, upright: bool,
               flat: bool = True
-              ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, Callable[[], np.ndarray] | None]:
+              ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, Callable[[], np.ndarray] | None,
+                         tuple[np.ndarray, np.ndarray] | None]:
         """Merged boxes (`rgb` pixels) and scores of all passes; the quarter turns (0, 1 or
-        3) of the photo their crops are to be read in and that photo (`view`); and, when
-        the small-index pass ran from the full-resolution photo, a callable giving `view`
-        at that resolution (small indices are read there), else None.
+        3) of the photo their crops are to be read in and that photo (`view`); when the
+        small-index pass ran from the full-resolution photo, a callable giving `view` at
+        that resolution (small indices are read there), else None; and, where the photo was
+        looked at again made flat, that flat image and the homography from `view` to it,
+        else None.
 
         The coarse passes run first, then the finest, where they saw cards
         (`_finest_pass`). With `upright`, sure corners are read: if most point sideways,
@@ -886,15 +892,19 @@ class OnnxDetector:
         scores = np.concatenate([raw_scores, more_scores])
         keep = non_max_suppression(boxes, scores, self.iou)
         boxes, scores = boxes[keep], scores[keep]
+        flat_view = None
         if flat and self.flat_ratio > 0:
-            boxes, scores = self._flat_look(rgb, view, turn, boxes, scores)
-        return boxes, scores, turn, view, view_full if sharp else None
+            boxes, scores, flat_view = self._flat_look(rgb, view, turn, boxes, scores)
+        return boxes, scores, turn, view, view_full if sharp else None, flat_view
 
     def _flat_look(self, rgb: np.ndarray, view: np.ndarray, turn: int, boxes: np.ndarray,
-                   scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   scores: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """`boxes` (`rgb` pixels) and `scores`, with the boxes the passes find on the table
         made flat that are clear of them (IoU under `FLAT_NEW_IOU` with each); a box the
-        flat table finds again (`FLAT_SAME_IOU`) takes its score there where that is better.
+        flat table finds again (`FLAT_SAME_IOU`) takes its score there where that is better;
+        and the flat image with the homography from `view` to it (None where the photo is
+        not looked at again).
 
         A photo from a seat shows the far indices small and squeezed, where the detector
         misses them or scores them under the gate (models/MODEL_CARD.md, "A photo from a
@@ -911,7 +921,7 @@ class OnnxDetector:
             sure = turn_boxes(sure, rgb.shape[1], rgb.shape[0], turn)
         table = flattening_of_boxes(sure, (vw, vh), self.flat_ratio)
         if table is None:
-            return boxes, scores
+            return boxes, scores, None
         self.flat_runs += 1
         # the flat table around the sure boxes (a photo's own edges, flattened, would give
         # the passes mostly empty corners to look at and shrink the cards to fit them)
@@ -928,7 +938,7 @@ class OnnxDetector:
                                      borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
         found, found_scores, *_ = self._find(warped, None, False, flat=False)
         if not len(found):
-            return boxes, scores
+            return boxes, scores, (warped, m)
         back = table.boxes_to_photo(found / s + np.tile(lo, 2)).astype(np.float32)
         back[:, [0, 2]] = back[:, [0, 2]].clip(0, vw)
         back[:, [1, 3]] = back[:, [1, 3]].clip(0, vh)
@@ -947,7 +957,7 @@ class OnnxDetector:
         new = ~(iou >= FLAT_NEW_IOU).any(axis=1)
         new &= (back[:, 2] - back[:, 0] >= 2) & (back[:, 3] - back[:, 1] >= 2)
         return (np.concatenate([boxes, back[new]]),
-                np.concatenate([scores, found_scores[new]]))
+                np.concatenate([scores, found_scores[new]]), (warped, m))
 
     def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
                full: Callable[[], np.ndarray] | None = None) -> Corners:
@@ -964,36 +974,27 @@ class OnnxDetector:
         """
         rgb = _as_rgb(rgb)
         with self._lock:
-            boxes, det_scores, turn, view, sharp = self._find(rgb, full, self.upright)
+            boxes, det_scores, turn, view, sharp, flat = self._find(rgb, full, self.upright)
             # a turned photo's crops are read turned, where their cards stand up or upside
             # down as in the photos the reader reads best (a sideways 6 is often read 9); a
             # direction read there is turned back with the photo
             view_boxes = turn_boxes(boxes, rgb.shape[1], rgb.shape[0], turn) if turn else boxes
-
-            def in_photo(moved: np.ndarray) -> np.ndarray:  # boxes of the view, in `rgb`'s pixels
-                return turn_boxes(moved, view.shape[1], view.shape[0], 4 - turn) if turn else moved
-
             # small indices are cut from the full-resolution pixels
             src = sharp() if sharp is not None else view
             zoom = src.shape[1] / view.shape[1]
-            rescued = np.zeros(len(boxes), bool)
-            if self._low < self.conf and len(boxes):
-                keep, rescued = self._rescue(src, view_boxes * zoom, det_scores)
-                boxes, view_boxes, det_scores = boxes[keep], view_boxes[keep], det_scores[keep]
-            if self.refine_weight > 0 and len(boxes):  # the reader reads the moved boxes
-                view_boxes = self._refine(src, view_boxes * zoom) / zoom
-                boxes = in_photo(view_boxes)
-            probs, angles = self.read(src, view_boxes * zoom)
-            if self.word_end_below > 0 and len(view_boxes):
-                view_boxes = self._word_ends(src, view_boxes * zoom, probs, angles) / zoom
-                boxes = in_photo(view_boxes)
+            keep, rescued, view_boxes, probs, angles = self._read_boxes(src, view_boxes * zoom,
+                                                                         det_scores)
+            view_boxes /= zoom
+            det_scores = det_scores[keep]
+            if flat is not None and self.flat_read and len(view_boxes):
+                # read on the flat image too (its indices upright and of one size, as the
+                # readers learnt them), the readings averaged
+                on, flat_probs, flat_angles = self._flat_readings(view_boxes, *flat)
+                probs[on] = (probs[on] + flat_probs) / 2
+                angles[on] = _mean_direction(np.radians(np.stack([angles[on], flat_angles])))
+            boxes = turn_boxes(view_boxes, view.shape[1], view.shape[0], 4 - turn) if turn \
+                else view_boxes
             angles = (angles + 90.0 * turn) % 360
-            again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again) \
-                if len(self.refine_again) else np.zeros(len(probs), bool)
-            if again.any():
-                view_boxes = np.array(view_boxes, np.float32)
-                view_boxes[again] = self._refine(src, view_boxes[again] * zoom, 1.0) / zoom
-                boxes = in_photo(view_boxes)
         if len(boxes) == 0:
             return Corners.empty()
         n_rank = len(INDEX_CLASSES)
@@ -1018,6 +1019,51 @@ class OnnxDetector:
         if self.edge_angles and len(corners):
             corners = replace(corners, angle=card_edge_angles(rgb, corners.boxes, corners.angle))
         return corners
+
+    def _flat_readings(self, boxes: np.ndarray, flat: np.ndarray, m: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Readings of `boxes` (`view` pixels) on `flat` (the photo made flat, `m` the
+        homography from `view` to it): which boxes lie on it (indices), and their
+        probabilities and directions (degrees, moved back into `view`), as `read` gives
+        them. Each box is read there as a square of its long side, moved to where the map
+        takes its centre and scaled as the map scales around it (a box's four corners moved
+        would bound a larger, slanted one)."""
+        to_flat, back = _homography(m), _homography(np.linalg.inv(m))
+        centre = (boxes[:, :2] + boxes[:, 2:]) / 2
+        at = to_flat(centre)
+        dx = to_flat(centre + [1.0, 0.0]) - at
+        dy = to_flat(centre + [0.0, 1.0]) - at
+        half = long_sides(boxes) * np.sqrt(np.abs(dx[:, 0] * dy[:, 1] - dx[:, 1] * dy[:, 0])) / 2
+        there = np.concatenate([at - half[:, None], at + half[:, None]], axis=1)
+        fh, fw = flat.shape[:2]
+        on = np.flatnonzero((there[:, 0] >= 0) & (there[:, 1] >= 0) & (there[:, 2] <= fw)
+                            & (there[:, 3] <= fh))
+        self.flat_reads += len(on)
+        probs, angles = self.read(flat, there[on].astype(np.float32))
+        return on, probs, moved_angles(back, at[on], angles) if len(on) else angles
+
+    def _read_boxes(self, img: np.ndarray, boxes: np.ndarray, scores: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 2 on `boxes` (`img` pixels) scored `scores` by the passes: which go on
+        (indices into them, `_rescue`), which of those are rescued ones, their boxes moved
+        by the refiner (and a joker's word cut to its end, `_word_ends`), and their readings
+        (probabilities, directions in degrees, as `read` gives them)."""
+        keep = np.arange(len(boxes))
+        rescued = np.zeros(len(boxes), bool)
+        if self._low < self.conf and len(boxes):
+            mask, rescued = self._rescue(img, boxes, scores)
+            keep, boxes = np.flatnonzero(mask), boxes[mask]
+        if self.refine_weight > 0 and len(boxes):  # the reader reads the moved boxes
+            boxes = self._refine(img, boxes)
+        probs, angles = self.read(img, boxes)
+        if self.word_end_below > 0 and len(boxes):
+            boxes = self._word_ends(img, boxes, probs, angles)
+        again = np.isin(probs[:, :len(INDEX_CLASSES)].argmax(axis=1), self.refine_again) \
+            if len(self.refine_again) else np.zeros(len(probs), bool)
+        if again.any():
+            boxes = np.array(boxes, np.float32)
+            boxes[again] = self._refine(img, boxes[again], 1.0)
+        return keep, rescued, np.asarray(boxes, np.float32).reshape(-1, 4), probs, angles
 
     def _rescue(self, rgb: np.ndarray, boxes: np.ndarray, scores: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -1263,6 +1309,14 @@ def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray
         b = np.stack([b[:, 1], width - b[:, 2], b[:, 3], width - b[:, 0]], axis=1)
         width, height = height, width
     return b
+
+
+def _homography(m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The map of (N, 2) points by the 3x3 homography `m`."""
+    def move(pts: np.ndarray) -> np.ndarray:
+        p = np.asarray(pts, float).reshape(-1, 2) @ m[:, :2].T + m[:, 2]
+        return p[:, :2] / p[:, 2:3]
+    return move
 
 
 def _as_rgb(rgb: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from scanner.detector import (
 )
 from scanner.imageio import ImageError, PhotoTooLarge
 from scanner.joker import word_ends
-from scanner.perspective import moved_boxes
+from scanner.perspective import moved_angles, moved_boxes
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "detector"
 
@@ -317,21 +317,36 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
         assert np.all(found.boxes[:, [0, 2]] <= h) and np.all(found.boxes[:, [1, 3]] <= w)
 
 
-def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) -> None:
-    """With `flat_ratio`, a photo whose far indices are much smaller than the near ones is
-    warped flat and the passes run on it again: more of its cards are read, hardly any of
-    them twice, and those read before stay; a photo from above is not warped."""
+def _from_a_seat(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], np.ndarray]:
+    """The fixture photo, the same warped as if taken from a seat (the far edge 0.6 of the
+    near one), its readable indices' boxes moved with it and their ranks, and their
+    directions (degrees) moved with it."""
     import cv2
 
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
     h, w = rgb.shape[:2]
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
     dst = np.float32([[w * 0.2, h * 0.1], [w * 0.8, h * 0.1], [w, h], [0, h]])
-    warp = cv2.getPerspectiveTransform(src, dst)  # the far edge 0.6 of the near one
+    warp = cv2.getPerspectiveTransform(src, dst)
+
+    def move(p: np.ndarray) -> np.ndarray:
+        return cv2.perspectiveTransform(np.asarray(p, np.float64).reshape(-1, 1, 2), warp)[:, 0]
+
     seat = cv2.warpPerspective(rgb, warp, (w, h), borderValue=(40, 90, 40))
     gt_boxes, gt_classes = _readable(scene)
-    gt_seat = moved_boxes(lambda p: cv2.perspectiveTransform(p.reshape(-1, 1, 2), warp)[:, 0],
-                          gt_boxes)
+    angles = np.array([ind["angle"] for card in scene["cards"] for ind in card.get("indices", [])
+                       if ind["visible"] >= 0.6], float)
+    centres = (gt_boxes[:, :2] + gt_boxes[:, 2:]) / 2
+    return (rgb, seat, moved_boxes(move, gt_boxes), gt_classes,
+                     moved_angles(move, centres, angles))
+
+
+def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) -> None:
+    """With `flat_ratio`, a photo whose far indices are much smaller than the near ones is
+    warped flat and the passes run on it again: more of its cards are read, hardly any of
+    them twice, and those read before stay; a photo from above is not warped."""
+    rgb, seat, gt_seat, gt_classes, _ = _from_a_seat(scene)
+    h, w = rgb.shape[:2]
 
     plain = OnnxDetector()
     plain.flat_ratio = 0.0
@@ -522,7 +537,7 @@ def test_small_indices_get_a_finer_pass_from_the_full_photo() -> None:
 
     passes: list = []
     _recording_passes(det, 10, passes)
-    boxes, scores, turn, view, sharp = det._find(rgb, full, upright=False)
+    boxes, scores, turn, view, sharp, _ = det._find(rgb, full, upright=False)
     # 10 px indices want 2.8x; the long side caps that at 2x, which is the full photo at 1:1
     assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)]
     assert decoded == [1] and sharp is full and turn == 0 and view is rgb
@@ -541,7 +556,7 @@ def test_the_small_index_pass_can_enlarge_the_reduced_decode_instead() -> None:
     rgb = np.zeros((1200, 1600, 3), np.uint8)  # a photo decoded at half its size
     passes: list = []
     _recording_passes(det, 10, passes)
-    boxes, _, _, view, sharp = det._find(rgb, never, upright=False)
+    boxes, _, _, view, sharp, _ = det._find(rgb, never, upright=False)
     # 10 px indices want 2.8x; the long side caps that at 2x: the reduced decode doubled
     assert passes == [(1600, 0.7), (1600, 1.0), (1600, 2.0)]
     assert sharp is None and view is rgb and det.fine_runs == 1  # crops from `rgb` too
@@ -550,7 +565,7 @@ def test_the_small_index_pass_can_enlarge_the_reduced_decode_instead() -> None:
     det.fine_reduced_upscale = 1.5
     passes.clear()
     full_px = np.zeros((2400, 3200, 3), np.uint8)
-    *_, sharp = det._find(rgb, lambda: full_px, upright=False)
+    _, _, _, _, sharp, _ = det._find(rgb, lambda: full_px, upright=False)
     assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)] and sharp is not None
 
 
@@ -563,7 +578,7 @@ def test_no_finer_pass_for_large_indices_or_when_off() -> None:
         det = OnnxDetector(fine_below=fine_below)
         passes: list = []
         _recording_passes(det, side, passes)
-        *_, sharp = det._find(rgb, never, upright=False)
+        _, _, _, _, sharp, _ = det._find(rgb, never, upright=False)
         assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None and det.fine_runs == 0
 
 
@@ -587,11 +602,11 @@ def test_finer_pass_never_enlarges_past_the_photo() -> None:
     small = np.zeros((1200, 1600, 3), np.uint8)
     passes: list = []
     _recording_passes(det, 10, passes)
-    *_, sharp = det._find(small, None, upright=False)
+    _, _, _, _, sharp, _ = det._find(small, None, upright=False)
     assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None  # finest pass is 1:1
     big = np.zeros((2400, 3200, 3), np.uint8)  # passes at 0.5 and 0.35 of it
     passes.clear()
-    *_, sharp = det._find(big, None, upright=False)
+    _, _, _, _, sharp, _ = det._find(big, None, upright=False)
     assert passes == [(3200, 0.35), (3200, 0.5), (3200, 1.0)] and sharp is None
 
 
@@ -995,7 +1010,7 @@ def test_a_corner_read_as_a_joker_is_refined_again_all_the_way(turn) -> None:
     found = np.array([[100, 100, 200, 150], [20, 30, 60, 110]], np.float32)
     view = np.ascontiguousarray(np.rot90(rgb, turn))
     in_view = turn_boxes(found, 300, 300, turn) if turn else found
-    det._find = lambda rgb, full, upright: (found, np.float32([0.9, 0.9]), turn, view, None)
+    det._find = lambda rgb, full, upright: (found, np.float32([0.9, 0.9]), turn, view, None, None)
     probs = np.zeros((2, len(INDEX_CLASSES) + 1), np.float32)
     probs[0, CLASS_ID["JK"]], probs[1, CLASS_ID["7"]] = 1.0, 1.0
     det.read = lambda src, boxes: (probs.copy(), np.zeros(2))
@@ -1088,7 +1103,7 @@ def test_a_long_box_read_unsurely_takes_the_end_of_it_read_as_a_joker(turn) -> N
     found = np.array([[100, 50, 120, 150]], np.float32)  # 20 x 100: the whole word
     view = np.ascontiguousarray(np.rot90(rgb, turn))
     in_view = turn_boxes(found, 300, 300, turn) if turn else found
-    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), turn, view, None)
+    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), turn, view, None, None)
     calls: list = []
     det.read = _joker_at_first_end(in_view[0], ("K", 0.5), 0.95, calls)
     corners = det.detect(rgb)
@@ -1116,7 +1131,7 @@ def test_a_box_keeps_its_reading_unless_an_end_reads_surely_as_a_joker(
     det.word_end_aspect, det.word_end_share, det.word_end_prob = 1.8, 0.6, 0.8
     rgb = np.full((300, 300, 3), 255, np.uint8)
     found = np.array([box], np.float32)
-    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), 0, rgb, None)
+    det._find = lambda rgb, full, upright: (found, np.float32([0.8]), 0, rgb, None, None)
     det.read = _joker_at_first_end(found[0], read_as, end_joker, [])
     corners = det.detect(rgb)
     assert np.allclose(corners.boxes, found)
@@ -1164,7 +1179,7 @@ def _rescued(det: OnnxDetector) -> tuple[Corners, list[int]]:
     rgb = np.full((400, 400, 3), 255, np.uint8)
     for i, (x1, y1, x2, y2) in enumerate(found.astype(int)):  # each box's middle says which
         rgb[(y1 + y2) // 2 - 2:(y1 + y2) // 2 + 3, (x1 + x2) // 2 - 2:(x1 + x2) // 2 + 3] = 10 * i
-    det._find = lambda rgb, full, upright: (found, RESCUE_SCORES, 0, rgb, None)
+    det._find = lambda rgb, full, upright: (found, RESCUE_SCORES, 0, rgb, None, None)
     screened: list[int] = []
 
     def read_views(crops, turns):
@@ -1390,3 +1405,30 @@ def test_the_small_index_pass_can_run_only_around_what_the_other_passes_found() 
     runs.clear()
     det._fine_pass(rgb, lambda: full_px, 2.0, guide)
     assert runs == [(0, 0, 1600, 1200)]
+
+
+def test_a_photo_from_a_seat_is_read_on_its_flat_view_too(scene) -> None:
+    """With `flat_read`, the corners of a photo looked at again made flat are read there
+    too (each moved onto the flat image as a square of its size there), and the readings
+    averaged: the flat image's readings alone are of the right ranks and, moved back, point
+    the true way; averaged in, no true index is read worse."""
+    _, seat, gt_seat, gt_classes, gt_angles = _from_a_seat(scene)
+    det = OnnxDetector()
+    det.flat_ratio = 2.0
+    boxes, _, turn, view, _, flat = det._find(seat, None, upright=True)
+    assert turn == 0 and flat is not None
+    warped, m = flat
+    # the true boxes read on the flat image alone
+    on, probs, angles = det._flat_readings(gt_seat.astype(np.float32), warped, m)
+    assert len(on) >= 0.9 * len(gt_seat) and det.flat_reads == len(on)
+    ranks = probs[:, :len(INDEX_CLASSES)].argmax(axis=1)
+    assert np.mean(ranks == np.asarray(gt_classes)[on]) >= 0.9
+    off = np.abs((angles - gt_angles[on] + 180) % 360 - 180)
+    assert np.median(off) < 10 and np.mean(off < 30) >= 0.9
+
+    plain = OnnxDetector()
+    plain.flat_ratio = 2.0
+    det.flat_read = True
+    before, after = plain.detect(seat, min_confidence=0.0), det.detect(seat, min_confidence=0.0)
+    assert det.flat_reads > len(gt_seat)
+    assert _right(after, gt_seat, gt_classes, 0.4) >= _right(before, gt_seat, gt_classes, 0.4)

@@ -123,7 +123,7 @@ def test_detect_cuts_the_joker_box_when_the_runtime_says_so(on):
     other = np.array([90, 150, 120, 200], np.float32)
     found = np.stack([word_box, other])
     det = OnnxDetector(MODELS_DIR, joker_word=on, min_confidence=0.0, refine_weight=0.0)
-    det._find = lambda rgb, full, upright: (found, np.float32([0.9, 0.9]), 0, rgb, None)
+    det._find = lambda rgb, full, upright: (found, np.float32([0.9, 0.9]), 0, rgb, None, None)
     probs = np.zeros((2, len(INDEX_CLASSES) + 1), np.float32)
     probs[0, CLASS_ID["JK"]], probs[1, CLASS_ID["7"]] = 1.0, 1.0
     det.read = lambda src, boxes: (probs.copy(), np.zeros(2))
