@@ -329,6 +329,7 @@ class OnnxDetector:
         # ... and the boxes on that flat image are read there (`detect`).
         self.flat_read = bool(run.get("flat_read", False))
         self.flat_reads = 0  # boxes read again on a flat image
+        self.flat_fuse = bool(run.get("flat_fuse", False))
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
@@ -953,6 +954,12 @@ class OnnxDetector:
         if iou.shape[1]:
             same &= iou == iou.max(axis=1, keepdims=True)
         flat_score = np.where(same, found_scores[:, None], 0.0).max(axis=0, initial=0.0)
+        if self.flat_fuse and len(back) and len(boxes):
+            better = np.flatnonzero(flat_score > scores)
+            k = np.where(same, found_scores[:, None], -1.0).argmax(axis=0)[better]
+            wa, wb = scores[better][:, None], found_scores[k][:, None]
+            boxes = np.array(boxes, np.float32)
+            boxes[better] = (boxes[better] * wa + back[k] * wb) / (wa + wb)
         scores = np.maximum(scores, flat_score).astype(np.float32)
         new = ~(iou >= FLAT_NEW_IOU).any(axis=1)
         new &= (back[:, 2] - back[:, 0] >= 2) & (back[:, 3] - back[:, 1] >= 2)

@@ -1432,3 +1432,22 @@ def test_a_photo_from_a_seat_is_read_on_its_flat_view_too(scene) -> None:
     before, after = plain.detect(seat, min_confidence=0.0), det.detect(seat, min_confidence=0.0)
     assert det.flat_reads > len(gt_seat)
     assert _right(after, gt_seat, gt_classes, 0.4) >= _right(before, gt_seat, gt_classes, 0.4)
+
+
+def test_a_box_found_again_surer_on_the_flat_image_moves_towards_it(scene) -> None:
+    """With `flat_fuse`, a box of the photo that the flat image finds again with a better
+    score moves towards the flat image's box (weighted by the two scores); the others stay
+    where they were, and the moved ones fit the true indices better on the whole."""
+    _, seat, gt_seat, _, _ = _from_a_seat(scene)
+    plain = OnnxDetector()
+    plain.flat_ratio, plain.flat_fuse = 2.0, False
+    fused = OnnxDetector()
+    fused.flat_ratio, fused.flat_fuse = 2.0, True
+    boxes, scores, *_ = plain._find(seat, None, upright=True)
+    moved, moved_scores, *_ = fused._find(seat, None, upright=True)
+    assert moved_scores.tolist() == scores.tolist()
+    changed = np.flatnonzero(np.abs(moved - boxes).max(axis=1) > 0.01)
+    assert len(changed) >= 3
+    def fit(b: np.ndarray) -> float:  # mean IoU with the best-matching true index
+        return float(np.mean([box_iou(x, gt_seat).max() for x in b]))
+    assert fit(moved[changed]) > fit(boxes[changed])
