@@ -326,11 +326,15 @@ class OnnxDetector:
         # box found already joins them; 0 = off. See `_flat_look`.
         self.flat_ratio = float(run.get("flat_ratio", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
-        # ... and the boxes on that flat image are read there (`detect`).
+        self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
+        # With `flat_read`, the boxes lying on that flat image are read there too and the two
+        # readings averaged (`_flat_readings`; shipped on: from a seat val mAP50 0.8812 ->
+        # 0.8854, deals val 118 -> 123, test 117 -> 127). With `flat_fuse`, a box found again
+        # there surer moves towards the flat box, score-weighted (off: mAP50 0.8915, but deals
+        # val 126, test 121; models/MODEL_CARD.md, session 40).
         self.flat_read = bool(run.get("flat_read", False))
         self.flat_reads = 0  # boxes read again on a flat image
         self.flat_fuse = bool(run.get("flat_fuse", False))
-        self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # A 6 and a 9 are one glyph turned: a crop read as either is read again from a wider
         # crop (this multiple of the box, all four turns; the 6/9 reader's own crop when the
         # models have one), whose card edges and pip show which way the card lies; 0 = off.

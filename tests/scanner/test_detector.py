@@ -351,7 +351,7 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     plain = OnnxDetector()
     plain.flat_ratio = 0.0
     flat = OnnxDetector()
-    flat.flat_ratio = 2.0
+    flat.flat_ratio, flat.flat_read = 2.0, False  # the look alone (its reading: below)
 
     above = flat.detect(rgb)
     assert flat.flat_runs == 0 and above.boxes.tolist() == plain.detect(rgb).boxes.tolist()
@@ -1427,7 +1427,7 @@ def test_a_photo_from_a_seat_is_read_on_its_flat_view_too(scene) -> None:
     assert np.median(off) < 10 and np.mean(off < 30) >= 0.9
 
     plain = OnnxDetector()
-    plain.flat_ratio = 2.0
+    plain.flat_ratio, plain.flat_read = 2.0, False
     det.flat_read = True
     before, after = plain.detect(seat, min_confidence=0.0), det.detect(seat, min_confidence=0.0)
     assert det.flat_reads > len(gt_seat)
