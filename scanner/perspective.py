@@ -93,15 +93,17 @@ def moved_angles(move, pts: np.ndarray, angles: np.ndarray, step: float = 1.0) -
     return np.where(np.isnan(a), np.nan, out)
 
 
-def fit_tilt(centers: np.ndarray, sizes: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
+def fit_tilt(centers: np.ndarray, sizes: np.ndarray, centre: np.ndarray,
+             power: float = 2 / 3) -> np.ndarray | None:
     """The tilt c (w(p) = 1 + c . (p - centre)) from index sizes, or None when too few.
 
-    Fits sizes^(2/3) = a (1 + c . q) by least squares, then twice more without the points
+    Fits sizes^power = a (1 + c . q) by least squares, then twice more without the points
     off the fit by more than 2.5 robust standard deviations (misfits: a box around two
-    indices, a partly covered one)."""
+    indices, a partly covered one). A size that goes as w^-1.5 (the root of an area) wants
+    2/3; one that goes as w^-2 (a length along the tilt) 1/2."""
     if len(sizes) < MIN_CORNERS:
         return None
-    y = np.asarray(sizes, float) ** (2 / 3)
+    y = np.asarray(sizes, float) ** power
     q = np.asarray(centers, float) - centre
     scale = float(np.abs(q).max()) or 1.0
     x = np.column_stack([np.ones(len(y)), q / scale])
@@ -129,19 +131,31 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
     keep = keep & (off_square <= SQUARE_ON)
     if keep.sum() < MIN_CORNERS:
         return None
-    return flattening_of_boxes(corners.boxes[keep], image_size, min_ratio)
+    return flattening_of_boxes(corners.boxes[keep], image_size, min_ratio, by_height=True)
 
 
 def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
-                        min_ratio: float | None = None) -> Flattening | None:
+                        min_ratio: float | None = None, by_height: bool = False
+                        ) -> Flattening | None:
     """`flattening` from index boxes (xyxy, photo pixels) of one size on the table: their
-    geometric mean sides give the tilt (`fit_tilt`)."""
+    geometric mean sides give the tilt (`fit_tilt`), or with `by_height` their longer sides.
+
+    An index's longer side is its height, and the cards on a table seen from a seat point
+    towards it or away: along the tilt, where a length shrinks as w^-2 (the area as w^-3,
+    its root as w^-1.5). The heights fit the tilt better than the areas, which a rank's
+    glyph width (a 10), a slanted box's corners and the stretch a wide lens gives the near
+    edge all move (docs/LAYOUT.md, session 40). The ratio the thresholds read stays the
+    areas' root's."""
     w, h = image_size
     centre = np.array([w / 2, h / 2], float)
     boxes = np.asarray(boxes, float).reshape(-1, 4)
     centers = (boxes[:, :2] + boxes[:, 2:]) / 2
-    sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
-    c = fit_tilt(centers, sizes, centre)
+    if by_height:
+        sizes = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+        c = fit_tilt(centers, sizes, centre, power=1 / 2)
+    else:
+        sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+        c = fit_tilt(centers, sizes, centre)
     if c is None:
         return None
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], float) - centre

@@ -71,7 +71,7 @@ def test_the_flattening_is_one_homography_and_boxes_go_back_where_they_were():
     corners = _grid_corners(_seat_warp(0.5))
     flat = flattening(corners, (W, H))
     assert flat is not None
-    same = flattening_of_boxes(corners.boxes, (W, H))  # all square-on: the same fit
+    same = flattening_of_boxes(corners.boxes, (W, H), by_height=True)  # all square-on
     assert same is not None and np.allclose(same.c, flat.c) and same.size == flat.size
     pts = np.array([[10.0, 20.0], [2000, 1500], [3900, 2900]])
     warped = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), flat.matrix())[:, 0]
@@ -83,6 +83,32 @@ def test_the_flattening_is_one_homography_and_boxes_go_back_where_they_were():
     assert np.all(back[:, 2:] >= corners.boxes[:, 2:] - 1e-6)
     centres = (back[:, :2] + back[:, 2:]) / 2
     assert np.abs(centres - corners.centers).max() < 0.2 * (corners.boxes[:, 2] - corners.boxes[:, 0]).min()
+
+
+def test_the_tilt_is_fitted_to_the_indices_heights_not_their_widths():
+    """Indices print glyphs of different widths (a 10 is twice a 4): fitted to the boxes'
+    areas, a table whose 10s lie on one side reads as tilted sideways; fitted to their
+    heights (the longer side, along the tilt), it flattens as it should."""
+    import cv2
+
+    warp = _seat_warp(0.5)
+    boxes = []
+    for x in np.linspace(400, 3600, 7):
+        for y in np.linspace(300, 2700, 5):
+            wide = 2.0 if x < 2000 else 1.0  # 10s on the left
+            quad = np.float32([[x, y], [x + 28 * wide, y], [x + 28 * wide, y + 64], [x, y + 64]])
+            quad = cv2.perspectiveTransform(quad.reshape(-1, 1, 2), warp)[:, 0]
+            boxes.append([*quad.min(axis=0), *quad.max(axis=0)])
+    n = len(boxes)
+    corners = Corners(np.array(boxes), np.zeros(n), np.ones(n), np.zeros(n))
+    by_area = flattening_of_boxes(corners.boxes, (W, H))
+    by_height = flattening(corners, (W, H))
+    assert by_area is not None and by_height is not None
+    assert abs(by_area.c[0]) > 0.2 * by_area.c[1]  # a sideways tilt that is not there
+    assert abs(by_height.c[0]) < 0.1 * by_height.c[1]
+    assert _step_spread(flatten_corners(corners, by_height)) < 0.05
+    assert _step_spread(flatten_corners(corners, by_area)) > 2 * _step_spread(
+        flatten_corners(corners, by_height))
 
 
 def test_a_photo_from_above_is_not_flattened():
