@@ -131,12 +131,13 @@ def flattening(corners: Corners, image_size: tuple[int, int], used: np.ndarray |
     keep = keep & (off_square <= SQUARE_ON)
     if keep.sum() < MIN_CORNERS:
         return None
-    return flattening_of_boxes(corners.boxes[keep], image_size, min_ratio, by_height=True)
+    return flattening_of_boxes(corners.boxes[keep], image_size, min_ratio, by_height=True,
+                               angles=corners.angle[keep])
 
 
 def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
-                        min_ratio: float | None = None, by_height: bool = False
-                        ) -> Flattening | None:
+                        min_ratio: float | None = None, by_height: bool = False,
+                        angles: np.ndarray | None = None) -> Flattening | None:
     """`flattening` from index boxes (xyxy, photo pixels) of one size on the table: their
     geometric mean sides give the tilt (`fit_tilt`), or with `by_height` their longer sides.
 
@@ -150,12 +151,10 @@ def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
     centre = np.array([w / 2, h / 2], float)
     boxes = np.asarray(boxes, float).reshape(-1, 4)
     centers = (boxes[:, :2] + boxes[:, 2:]) / 2
-    if by_height:
-        sizes = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
-        c = fit_tilt(centers, sizes, centre, power=1 / 2)
-    else:
-        sizes = np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
-        c = fit_tilt(centers, sizes, centre)
+    c = fit_tilt(centers, np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])),
+                 centre)
+    if by_height and c is not None:
+        c = _fit_heights(boxes, centers, centre, c, angles)
     if c is None:
         return None
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], float) - centre
@@ -173,6 +172,25 @@ def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
     size = (int(np.ceil(hi[0] - lo[0])), int(np.ceil(hi[1] - lo[1])))
     return Flattening(c=np.asarray(c, float), centre=centre, offset=offset, size=size,
                       ratio=ratio)
+
+
+def _fit_heights(boxes: np.ndarray, centers: np.ndarray, centre: np.ndarray, c: np.ndarray,
+                 angles: np.ndarray | None) -> np.ndarray | None:
+    """The tilt fitted again to the heights (their boxes' longer sides) of the indices
+    pointing along it (`angles`, 0 = up; all of them without), given a first fit `c` to
+    the areas for its direction, where those are most of them; else `c`. A length along the
+    tilt shrinks as w^-2 (one across it as w^-1, where the areas fit better: measured on
+    photos from a side seat, docs/LAYOUT.md session 40)."""
+    along = np.ones(len(boxes), bool)
+    if angles is not None:
+        a = np.radians(np.nan_to_num(np.asarray(angles, float), nan=0.0))
+        tilt = c / (np.linalg.norm(c) + 1e-12)
+        along = np.abs(np.sin(a) * tilt[0] - np.cos(a) * tilt[1]) >= np.sqrt(0.5)
+    if along.sum() < (~along).sum():
+        return c
+    heights = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    again = fit_tilt(centers[along], heights[along], centre, power=1 / 2)
+    return c if again is None else again
 
 
 def moved_boxes(move, boxes: np.ndarray) -> np.ndarray:

@@ -111,6 +111,19 @@ def test_the_tilt_is_fitted_to_the_indices_heights_not_their_widths():
         flatten_corners(corners, by_height))
 
 
+def test_cards_lying_across_the_tilt_keep_the_fit_to_the_areas():
+    """Seen from a side seat the cards point across the tilt, where their heights shrink
+    as w^-1, not w^-2: the tilt stays the one fitted to the boxes' areas."""
+    corners = _grid_corners(_seat_warp(0.5))
+    across = Corners(corners.boxes, corners.class_ids, corners.confidence,
+                     np.full(len(corners), 90.0))
+    flat = flattening(across, (W, H))
+    by_area = flattening_of_boxes(corners.boxes, (W, H))
+    assert flat is not None and by_area is not None and np.allclose(flat.c, by_area.c)
+    along = flattening(corners, (W, H))
+    assert along is not None and not np.allclose(along.c, by_area.c)
+
+
 def test_a_photo_from_above_is_not_flattened():
     assert flattening(_grid_corners(None, noise=0.04), (W, H)) is None
 
