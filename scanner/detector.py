@@ -34,7 +34,7 @@ from scanner.edges import card_edge_angles
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
 from scanner.joker import joker_index, joker_width, word_ends
-from scanner.perspective import flatten_boxes, flattening_of_boxes, moved_angles
+from scanner.perspective import flatten_boxes, flattening_of_boxes, homography_map, moved_angles
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 META_FILE = "detector.json"
@@ -998,7 +998,7 @@ class OnnxDetector:
             view_boxes /= zoom
             det_scores = det_scores[keep]
             if flat is not None and self.flat_read and len(view_boxes):
-                # read on the flat image too (its indices upright and of one size, as the
+                # read on the flat image too (its indices unslanted and of one size, as the
                 # readers learnt them), the readings averaged
                 on, flat_probs, flat_angles = self._flat_readings(view_boxes, *flat)
                 probs[on] = (probs[on] + flat_probs) / 2
@@ -1039,7 +1039,7 @@ class OnnxDetector:
         them. Each box is read there as a square of its long side, moved to where the map
         takes its centre and scaled as the map scales around it (a box's four corners moved
         would bound a larger, slanted one)."""
-        to_flat, back = _homography(m), _homography(np.linalg.inv(m))
+        to_flat, back = homography_map(m), homography_map(np.linalg.inv(m))
         centre = (boxes[:, :2] + boxes[:, 2:]) / 2
         at = to_flat(centre)
         dx = to_flat(centre + [1.0, 0.0]) - at
@@ -1320,14 +1320,6 @@ def turn_boxes(boxes: np.ndarray, width: int, height: int, k: int) -> np.ndarray
         b = np.stack([b[:, 1], width - b[:, 2], b[:, 3], width - b[:, 0]], axis=1)
         width, height = height, width
     return b
-
-
-def _homography(m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """The map of (N, 2) points by the 3x3 homography `m`."""
-    def move(pts: np.ndarray) -> np.ndarray:
-        p = np.asarray(pts, float).reshape(-1, 2) @ m[:, :2].T + m[:, 2]
-        return p[:, :2] / p[:, 2:3]
-    return move
 
 
 def _as_rgb(rgb: np.ndarray) -> np.ndarray:

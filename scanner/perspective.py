@@ -139,14 +139,15 @@ def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
                         min_ratio: float | None = None, by_height: bool = False,
                         angles: np.ndarray | None = None) -> Flattening | None:
     """`flattening` from index boxes (xyxy, photo pixels) of one size on the table: their
-    geometric mean sides give the tilt (`fit_tilt`), or with `by_height` their longer sides.
+    geometric mean sides give the tilt (`fit_tilt`); with `by_height`, where most indices
+    point along that tilt (`angles`), their longer sides give it again (`_fit_heights`).
 
-    An index's longer side is its height, and the cards on a table seen from a seat point
-    towards it or away: along the tilt, where a length shrinks as w^-2 (the area as w^-3,
-    its root as w^-1.5). The heights fit the tilt better than the areas, which a rank's
-    glyph width (a 10), a slanted box's corners and the stretch a wide lens gives the near
-    edge all move (docs/LAYOUT.md, session 40). The ratio the thresholds read stays the
-    areas' root's."""
+    An index's longer side is its height, and the cards on a table seen from a seat mostly
+    point towards it or away: along the tilt, where a length shrinks as w^-2 (the area as
+    w^-3, its root as w^-1.5). The heights fit the tilt better than the areas, which a
+    rank's glyph width (a 10), a slanted box's corners and the stretch a wide lens gives the
+    near edge all move (docs/LAYOUT.md, session 40). The ratio the thresholds read stays
+    the areas' root's."""
     w, h = image_size
     centre = np.array([w / 2, h / 2], float)
     boxes = np.asarray(boxes, float).reshape(-1, 4)
@@ -191,6 +192,15 @@ def _fit_heights(boxes: np.ndarray, centers: np.ndarray, centre: np.ndarray, c: 
     heights = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
     again = fit_tilt(centers[along], heights[along], centre, power=1 / 2)
     return c if again is None else again
+
+
+def homography_map(m: np.ndarray):
+    """The map of (N, 2) points by the 3x3 homography `m` (for `moved_boxes`,
+    `moved_angles`)."""
+    def move(pts: np.ndarray) -> np.ndarray:
+        p = np.asarray(pts, float).reshape(-1, 2) @ m[:, :2].T + m[:, 2]
+        return p[:, :2] / p[:, 2:3]
+    return move
 
 
 def moved_boxes(move, boxes: np.ndarray) -> np.ndarray:

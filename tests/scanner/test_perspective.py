@@ -13,6 +13,7 @@ from scanner.perspective import (
     flatten_corners,
     flattening,
     flattening_of_boxes,
+    homography_map,
 )
 from scanner.reconstruct import read_flat_table, read_table
 
@@ -76,6 +77,7 @@ def test_the_flattening_is_one_homography_and_boxes_go_back_where_they_were():
     pts = np.array([[10.0, 20.0], [2000, 1500], [3900, 2900]])
     warped = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), flat.matrix())[:, 0]
     assert np.allclose(warped, flat.to_flat(pts), atol=1e-6)
+    assert np.allclose(homography_map(flat.matrix())(pts), warped, atol=1e-6)
     # a flat box moved back bounds the photo box it came from
     on_flat = flatten_corners(corners, flat).boxes
     back = flat.boxes_to_photo(on_flat)
