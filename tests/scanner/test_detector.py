@@ -337,8 +337,7 @@ def _from_a_seat(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     angles = np.array([ind["angle"] for card in scene["cards"] for ind in card.get("indices", [])
                        if ind["visible"] >= 0.6], float)
     centres = (gt_boxes[:, :2] + gt_boxes[:, 2:]) / 2
-    return (rgb, seat, moved_boxes(move, gt_boxes), gt_classes,
-                     moved_angles(move, centres, angles))
+    return rgb, seat, moved_boxes(move, gt_boxes), gt_classes, moved_angles(move, centres, angles)
 
 
 def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) -> None:
@@ -565,7 +564,7 @@ def test_the_small_index_pass_can_enlarge_the_reduced_decode_instead() -> None:
     det.fine_reduced_upscale = 1.5
     passes.clear()
     full_px = np.zeros((2400, 3200, 3), np.uint8)
-    _, _, _, _, sharp, _ = det._find(rgb, lambda: full_px, upright=False)
+    *_, sharp, _ = det._find(rgb, lambda: full_px, upright=False)
     assert passes == [(1600, 0.7), (1600, 1.0), (3200, 1.0)] and sharp is not None
 
 
@@ -578,7 +577,7 @@ def test_no_finer_pass_for_large_indices_or_when_off() -> None:
         det = OnnxDetector(fine_below=fine_below)
         passes: list = []
         _recording_passes(det, side, passes)
-        _, _, _, _, sharp, _ = det._find(rgb, never, upright=False)
+        *_, sharp, _ = det._find(rgb, never, upright=False)
         assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None and det.fine_runs == 0
 
 
@@ -602,11 +601,11 @@ def test_finer_pass_never_enlarges_past_the_photo() -> None:
     small = np.zeros((1200, 1600, 3), np.uint8)
     passes: list = []
     _recording_passes(det, 10, passes)
-    _, _, _, _, sharp, _ = det._find(small, None, upright=False)
+    *_, sharp, _ = det._find(small, None, upright=False)
     assert passes == [(1600, 0.7), (1600, 1.0)] and sharp is None  # finest pass is 1:1
     big = np.zeros((2400, 3200, 3), np.uint8)  # passes at 0.5 and 0.35 of it
     passes.clear()
-    _, _, _, _, sharp, _ = det._find(big, None, upright=False)
+    *_, sharp, _ = det._find(big, None, upright=False)
     assert passes == [(3200, 0.35), (3200, 0.5), (3200, 1.0)] and sharp is None
 
 
