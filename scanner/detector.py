@@ -981,7 +981,8 @@ class OnnxDetector:
         sideways, the passes run again on the photo turned a quarter (cards up or down, as
         the detector sees them best) and all boxes are merged; the crops of a turned photo
         are read turned too. With `flat_ratio`, a photo from a seat is looked at again
-        warped flat (`_flat_look`).
+        warped flat (`_flat_look`), and with `flat_read` its boxes are read there too
+        (`_flat_readings`).
         """
         rgb = _as_rgb(rgb)
         with self._lock:
