@@ -36,7 +36,7 @@ from datasets.train_classifier import (
     scene_pixels,
 )
 from scanner.classes import CLASS_ID
-from scanner.detector import box_iou, crop_geometry, crop_indices, turn_boxes
+from scanner.detector import crop_geometry, crop_indices, turn_boxes
 
 CROP_SIZE = 48
 CROP_MARGIN = 1.6
@@ -75,8 +75,8 @@ def crop_targets(printed: np.ndarray, boxes: np.ndarray, margin: float) -> np.nd
 
 def _scene_box_crops(args: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Crops (N,S,S,3) and targets (N,4) of one scene."""
-    json_path, jitters, seed, bare_glyph, joker_words = args
-    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph)
+    json_path, jitters, seed, bare_glyph, joker_words, keystone = args
+    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph, keystone)
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     items = index_boxes(scene, MIN_VISIBLE)
     if not items:
@@ -96,14 +96,17 @@ def _scene_box_crops(args: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, seed: int,
-                jobs: int, bare_glyph: float = 0.0, joker_words: float = 0.0) -> Path:
-    """Cut and cache the crops and targets of up to `max_scenes` scenes as an .npz file."""
+                jobs: int, bare_glyph: float = 0.0, joker_words: float = 0.0,
+                keystone: float = 0.0) -> Path:
+    """Cut and cache the crops and targets of up to `max_scenes` scenes as an .npz file
+    (with `keystone`, that share of the scenes seen from a seat: `scene_pixels`)."""
     files = scene_files(scene_dir)[: max_scenes or None]
     if not files:
         raise SystemExit(f"no scenes in {scene_dir}")
     t0 = time.time()
     with Pool(jobs) as pool:
-        parts = pool.map(_scene_box_crops, [(str(f), jitters, seed, bare_glyph, joker_words) for f in files],
+        parts = pool.map(_scene_box_crops, [(str(f), jitters, seed, bare_glyph, joker_words, keystone)
+                                              for f in files],
                          chunksize=4)
     crops = np.concatenate([p[0] for p in parts])
     targets = np.concatenate([p[1] for p in parts])
@@ -134,6 +137,14 @@ def turn_targets(t: np.ndarray, k: np.ndarray) -> np.ndarray:
     return out
 
 
+def paired_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of row i of `a` with row i of `b` (both (N,4) xyxy)."""
+    wh = np.clip(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]), 0, None)
+    inter = wh[:, 0] * wh[:, 1]
+    areas = [(x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1]) for x in (a, b)]
+    return inter / np.maximum(areas[0] + areas[1] - inter, 1e-9)
+
+
 def evaluate(model, crops: np.ndarray, targets: np.ndarray) -> dict:
     """IoU of the refined boxes with the printed ones: median, and the shares at 0.5 and
     0.7. (Run histories before 2026-12-02 02:20 also list `square_box_iou50`: the square
@@ -146,9 +157,7 @@ def evaluate(model, crops: np.ndarray, targets: np.ndarray) -> dict:
         for i in range(0, len(crops), 1024):
             x = torch.from_numpy(crops[i:i + 1024]).permute(0, 3, 1, 2).float() / 255
             out.append(model(x).numpy())
-    # box_iou with (4, N) columns for its one box: row i of the refined boxes against row i
-    # of the targets
-    iou = box_iou(np.concatenate(out).T, targets)
+    iou = paired_iou(np.concatenate(out), targets)
     return {"iou_median": float(np.median(iou)), "iou50": float((iou >= 0.5).mean()),
             "iou70": float((iou >= 0.7).mean())}
 
@@ -166,7 +175,14 @@ def train(train_npz: list[Path], val_npz: Path, epochs: int, seed: int, threads:
     t_all = torch.from_numpy(np.concatenate([z["targets"] for z in parts]))
     va = np.load(val_npz)
     model = make_model()
-    if init is not None:
+    if init is not None and init.suffix == ".onnx":  # continue from a shipped refiner
+        from datasets.warmstart import recover_sequential
+
+        pick = torch.randperm(len(x_all), generator=gen)[:2048]
+        diff = recover_sequential(model, init, x_all[pick].float() / 255.0)
+        print(f"refiner: warm start from {init}, largest box difference from the ONNX "
+              f"{diff:.1e}", flush=True)
+    elif init is not None:
         model.load_state_dict(torch.load(init, map_location="cpu"))
     print(f"refiner: {sum(p.numel() for p in model.parameters())} parameters, "
           f"{len(x_all)} train crops", flush=True)
@@ -213,13 +229,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epoch-size", type=int, default=40000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--init", type=Path, help="continue from these weights (a last.pt)")
+    ap.add_argument("--init", type=Path, help="continue from these weights (a run's last.pt, or "
+                         "the shipped models/refiner.onnx)")
     ap.add_argument("--run", type=Path, default=Path("runs") / "refiner")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--models", type=Path, default=MODELS)
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
+    ap.add_argument("--keystone", type=float, default=0.0, metavar="SHARE",
+                    help="that share of the train scenes seen from a player's seat when their crops "
+                         "are cut (datasets.train_classifier.seat_view; default 0)")
     args = ap.parse_args(argv)
 
     parts = []
@@ -227,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         npz = args.cache / f"{folder.name}.npz"
         if not npz.exists():
             build_crops(folder / "train", npz, args.max_scenes, args.jitters, args.seed + i,
-                        args.jobs, args.bare_glyph, args.joker_words)
+                        args.jobs, args.bare_glyph, args.joker_words, args.keystone)
         parts.append(npz)
     val_npz = args.cache / "val.npz"
     if not val_npz.exists():  # the first folder's val scenes, pips kept as printed

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.train import BUILD, MIN_VISIBLE, MODELS, index_boxes, scene_files
+from datasets.train import BUILD, KEYSTONE_FAR, MIN_VISIBLE, MODELS, index_boxes, scene_files
 from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
 
@@ -52,10 +52,12 @@ def printed_boxes(scene: dict, scale: float = 1.0) -> np.ndarray:
                     dtype=np.float32).reshape(-1, 4) * scale
 
 
-def scene_pixels(json_path: str | Path, seed: int, bare_glyph: float) -> tuple[dict, np.ndarray, float]:
+def scene_pixels(json_path: str | Path, seed: int, bare_glyph: float,
+                 keystone: float = 0.0) -> tuple[dict, np.ndarray, float]:
     """A rendered scene's record, its photo decoded as the runtime decodes it (a reduced-size
     JPEG decode near `DECODE_LONG_SIDE`) and the decode's scale; with `bare_glyph`, that share
-    of the cards lose the pip under the rank (datasets/glyphs.py), as in the detector's tiles."""
+    of the cards lose the pip under the rank (datasets/glyphs.py), as in the detector's tiles;
+    with `keystone`, that share of the scenes is seen from a player's seat (`seat_view`)."""
     from PIL import Image
 
     scene = json.loads(Path(json_path).read_text())
@@ -72,13 +74,35 @@ def scene_pixels(json_path: str | Path, seed: int, bare_glyph: float) -> tuple[d
         rgb = rgb.copy()
         glyphs.bare_glyphs(rgb, scene, np.random.default_rng([seed, 7, int(scene.get("seed", 0))]),
                            bare_glyph, scale=s)
+    if keystone:
+        rng = np.random.default_rng([seed, 11, int(scene.get("seed", 0))])
+        if rng.random() < keystone:
+            scene, rgb = seat_view(scene, rgb, s, float(rng.uniform(*KEYSTONE_FAR)))
     return scene, rgb, s
+
+
+def seat_view(scene: dict, rgb: np.ndarray, scale: float, far: float) -> tuple[dict, np.ndarray]:
+    """A scene and its decoded photo (`scale` of the scene's pixels) as seen from a player's
+    seat, the far edge `far` of the near one's width (`datasets.groundtruth.keystone_scene`):
+    the near indices stretched along the view, the far ones squeezed, as the readers meet
+    them in such photos."""
+    import cv2
+
+    from datasets.groundtruth import keystone_scene
+
+    scene, m = keystone_scene(scene, far)
+    to_decoded = np.diag([scale, scale, 1.0])
+    m = to_decoded @ m @ np.linalg.inv(to_decoded)
+    fill = tuple(int(v) for v in rgb.reshape(-1, 3)[::997].mean(axis=0))
+    rgb = cv2.warpPerspective(rgb, m, (rgb.shape[1], rgb.shape[0]), flags=cv2.INTER_AREA,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    return scene, rgb
 
 
 def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops (N,S,S,3), class ids (N,), angles (N,) of one scene."""
-    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin, keep = args
-    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph)
+    json_path, jitters, neg_ratio, seed, bare_glyph, crop_size, crop_margin, keep, keystone = args
+    scene, rgb, s = scene_pixels(json_path, seed, bare_glyph, keystone)
     rng = np.random.default_rng([seed, int(scene.get("seed", 0)), len(str(json_path))])
     items = index_boxes(scene, MIN_VISIBLE)
     all_boxes = printed_boxes(scene, s)
@@ -221,17 +245,18 @@ def mine_real_negatives(folder: Path, out: Path, models: Path | None, min_score:
 
 def build_crops(scene_dir: Path, out: Path, max_scenes: int, jitters: int, neg_ratio: float,
                 seed: int, jobs: int, bare_glyph: float = 0.0, crop_size: int = CROP_SIZE,
-                crop_margin: float = CROP_MARGIN, keep: tuple[int, ...] | None = None) -> Path:
+                crop_margin: float = CROP_MARGIN, keep: tuple[int, ...] | None = None,
+                keystone: float = 0.0) -> Path:
     """Cut and cache the crop dataset of one split as an .npz file (crops of `crop_size`
     pixels, `crop_margin` times the box's longer side); with `keep`, only indices of those
-    classes and no "none" crops."""
+    classes and no "none" crops; with `keystone`, that share of the scenes seen from a seat."""
     files = scene_files(scene_dir)[: max_scenes or None]
     if not files:
         raise SystemExit(f"no scenes in {scene_dir}")
     t0 = time.time()
     with Pool(jobs) as pool:
         parts = pool.map(_scene_crops, [(str(f), jitters, neg_ratio, seed, bare_glyph, crop_size,
-                                          crop_margin, keep) for f in files],
+                                          crop_margin, keep, keystone) for f in files],
                          chunksize=4)
     crops = np.concatenate([p[0] for p in parts])
     labels = np.concatenate([p[1] for p in parts])
@@ -558,6 +583,10 @@ def main(argv: list[str] | None = None) -> int:
                          "to before being enlarged back (default 16; at most 30)")
     ap.add_argument("--width", type=float, default=1.0,
                     help="channels of the reader's body times the shipped reader's (1.0)")
+    ap.add_argument("--keystone", type=float, default=0.0, metavar="SHARE",
+                    help="that share of the train scenes seen from a player's seat when their crops "
+                         "are cut (far edge U(0.4, 0.9) of the near one: indices stretched and "
+                         "squeezed as in such photos; default 0)")
     ap.add_argument("--six-nine", action="store_true",
                     help="train the 6/9 reader instead: crops of 6s and 9s only (no 'none'), "
                          "exported to MODELS/sixnine.onnx, its settings to detector.json 'six_nine' "
@@ -585,7 +614,8 @@ def main(argv: list[str] | None = None) -> int:
         check_cache_geometry(cache, args.crop_size, args.crop_margin)
     if not tr_npz.exists():
         build_crops(args.scenes / "train", tr_npz, args.max_scenes, args.jitters, args.neg_ratio,
-                    args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin, keep)
+                    args.seed, args.jobs, args.bare_glyph, args.crop_size, args.crop_margin, keep,
+                    args.keystone)
     if args.mine_negatives and not neg_npz.exists():
         mine_negatives(args.scenes / "train", neg_npz, args.mine_negatives, args.negative_scenes,
                        seed=args.seed, crop_size=args.crop_size, crop_margin=args.crop_margin)

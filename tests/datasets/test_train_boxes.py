@@ -24,7 +24,7 @@ def _magenta_inside(crop: np.ndarray, box: np.ndarray) -> float:
 
 
 def test_targets_sit_on_the_print_not_on_the_jittered_box(tmp_path: Path):
-    crops, targets = train_boxes._scene_box_crops((str(magenta_scene(tmp_path)), 2, 0, 0.0, 0.0))
+    crops, targets = train_boxes._scene_box_crops((str(magenta_scene(tmp_path)), 2, 0, 0.0, 0.0, 0.0))
     assert crops.shape[1:] == (train_boxes.CROP_SIZE,) * 2 + (3,) and len(crops) == len(targets) > 10
     inside = np.array([_magenta_inside(c, t) for c, t in zip(crops, targets, strict=True)])
     assert np.median(inside) > 0.9
@@ -50,3 +50,21 @@ def test_targets_turn_with_their_crops():
         got = train_boxes.turn_targets(box, np.array([k]))[0]
         assert np.allclose(got, seen, atol=1.5 / size), (k, got, seen)
     assert np.allclose(train_boxes.turn_targets(box, np.array([0])), box)  # given box untouched
+
+
+def test_crops_from_a_seat_keep_their_targets_on_the_print(tmp_path: Path):
+    scene = str(magenta_scene(tmp_path))
+    plain, _ = train_boxes._scene_box_crops((scene, 1, 0, 0.0, 0.0, 0.0))
+    crops, targets = train_boxes._scene_box_crops((scene, 1, 0, 0.0, 0.0, 1.0))
+    assert len(crops) == len(plain) > 10
+    assert np.abs(crops.astype(int) - plain.astype(int)).mean() > 5  # the photo was warped
+    # the moved labels still box the print (the bounds of a slanted quad hold some paper)
+    inside = np.array([_magenta_inside(c, t) for c, t in zip(crops, targets, strict=True)])
+    whole = np.array([_magenta_inside(c, np.float32([0, 0, 1, 1])) for c in crops])
+    assert np.median(inside) > 0.7 and np.median(inside - whole) > 0.3
+
+
+def test_refined_boxes_are_scored_row_by_row():
+    a = np.float32([[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 2, 1], [5, 5, 6, 6], [0, 0, 1, 1]])
+    b = np.float32([[0, 0, 1, 1], [2, 2, 3, 3], [0, 0, 1, 1], [5, 5, 6, 6], [0.5, 0, 1.5, 1]])
+    assert np.allclose(train_boxes.paired_iou(a, b), [1.0, 0.0, 0.5, 1.0, 1 / 3])

@@ -24,8 +24,8 @@ def _magenta_share(crops: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def test_crops_take_the_asked_size_and_margin(tmp_path: Path):
     scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0)
-    near, labels = train_classifier._scene_crops(args + (CROP_SIZE, CROP_MARGIN, None))[:2]
-    wide, labels_w = train_classifier._scene_crops(args + (48, 2.0, None))[:2]
+    near, labels = train_classifier._scene_crops(args + (CROP_SIZE, CROP_MARGIN, None, 0.0))[:2]
+    wide, labels_w = train_classifier._scene_crops(args + (48, 2.0, None, 0.0))[:2]
     assert near.shape[1:] == (CROP_SIZE, CROP_SIZE, 3) and wide.shape[1:] == (48, 48, 3)
     assert (labels == labels_w).all() and (labels != train_classifier.NONE_ID).sum() > 5
     # the print fills less of a wider crop (more of the card and table around it)
@@ -35,9 +35,9 @@ def test_crops_take_the_asked_size_and_margin(tmp_path: Path):
 def test_six_nine_crops_are_sixes_and_nines_only(tmp_path: Path):
     scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0, 48, 2.5)
-    every = train_classifier._scene_crops(args + (None,))[1]
+    every = train_classifier._scene_crops(args + (None, 0.0))[1]
     six, nine = train_classifier.CLASS_ID["6"], train_classifier.CLASS_ID["9"]
-    labels = train_classifier._scene_crops(args + ((six, nine),))[1]
+    labels = train_classifier._scene_crops(args + ((six, nine), 0.0))[1]
     assert 0 < len(labels) == int(np.isin(every, (six, nine)).sum())  # all of them, nothing else
     assert set(labels.tolist()) <= {six, nine} and train_classifier.NONE_ID not in labels
 
@@ -112,8 +112,8 @@ def test_crops_only_cuts_crops_and_the_detectors_false_boxes(tmp_path: Path):
 def test_direction_crops_are_every_index_and_no_none(tmp_path: Path):
     scene = magenta_scene(tmp_path)
     args = (str(scene), 1, 0.5, 0, 0.0, 48, 3.0)
-    every = train_classifier._scene_crops(args + (None,))[1]
-    labels = train_classifier._scene_crops(args + (tuple(train_classifier.CLASS_ID.values()),))[1]
+    every = train_classifier._scene_crops(args + (None, 0.0))[1]
+    labels = train_classifier._scene_crops(args + (tuple(train_classifier.CLASS_ID.values()), 0.0))[1]
     indices = every[every != train_classifier.NONE_ID]
     assert len(labels) == len(indices) > 5 and sorted(labels) == sorted(indices)
 
@@ -183,3 +183,16 @@ def test_real_negatives_refuse_the_test_folder(tmp_path: Path):
         train_classifier.mine_real_negatives(folder, tmp_path / "neg.npz", None,
                                              detector=_FixedBoxes([]))
     assert not (tmp_path / "neg.npz").exists()
+
+
+def test_crops_from_a_seat_are_the_same_indices_warped(tmp_path: Path):
+    scene = str(magenta_scene(tmp_path))
+    args = (scene, 1, 0.0, 0, 0.0, CROP_SIZE, CROP_MARGIN, None)
+    plain, labels = train_classifier._scene_crops(args + (0.0,))[:2]
+    seat, labels_s = train_classifier._scene_crops(args + (1.0,))[:2]
+    assert (labels == labels_s).all() and len(labels) > 5
+    assert np.abs(seat.astype(int) - plain.astype(int)).mean() > 5
+    # each crop still holds its print: the labels moved with the photo
+    assert np.median(_magenta_share(seat, labels)) > 0.5 * np.median(_magenta_share(plain, labels))
+    # a share of 0 draws nothing: the plain crops again
+    assert (train_classifier._scene_crops(args + (0.0,))[0] == plain).all()
