@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 F16_MAX = float(np.finfo(np.float16).max)
+# a halved tensor NAME is stored as NAME + HALF_SUFFIX (float16), cast back to NAME in the graph
+HALF_SUFFIX = "__f16"
 
 
 def halve(model, min_size: int = 64) -> int:
@@ -39,7 +41,7 @@ def halve(model, min_size: int = 64) -> int:
                 or np.abs(values).max(initial=0.0) > F16_MAX:
             kept.append(init)
             continue
-        half = numpy_helper.from_array(values.astype(np.float16), init.name + "__f16")
+        half = numpy_helper.from_array(values.astype(np.float16), init.name + HALF_SUFFIX)
         kept.append(half)
         casts.append(helper.make_node("Cast", [half.name], [init.name], to=TensorProto.FLOAT,
                                       name=init.name + "__to_f32"))
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.model.is_file():
         raise SystemExit(f"halve: no such model: {args.model}")
     model = onnx.load(str(args.model))
-    if any(i.name.endswith("__f16") for i in model.graph.initializer):
+    if any(i.name.endswith(HALF_SUFFIX) for i in model.graph.initializer):
         raise SystemExit(f"halve: {args.model} is halved already")
     before = args.model.stat().st_size
     n = halve(model, args.min_size)

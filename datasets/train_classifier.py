@@ -450,9 +450,6 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
     import torch
     from torch import nn
 
-    if init is not None and init.suffix == ".onnx" and width != 1.0:
-        raise SystemExit("--init from an ONNX reader recovers the shipped width only: "
-                         "train a --width other than 1 from scratch or from a run's last.pt")
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(seed)
@@ -465,7 +462,10 @@ def train(train_npz: Path | list[Path], val_npz: Path, epochs: int, seed: int, t
         from datasets.warmstart import recover_sequential
 
         pick = torch.randperm(len(x_all), generator=gen)[:2048]
-        diff = recover_sequential(model, init, x_all[pick].float() / 255.0)
+        try:
+            diff = recover_sequential(model, init, x_all[pick].float() / 255.0)
+        except ValueError as err:  # another shape: the reader was trained at another --width
+            raise SystemExit(f"--init {init}: {err} (give the --width it was trained at)") from err
         print(f"reader: warm start from {init}, largest logit difference from the ONNX "
               f"{diff:.1e}", flush=True)
     elif init is not None:  # continue from an earlier run's weights (e.g. runs/classifier/last.pt)

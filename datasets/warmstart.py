@@ -27,13 +27,18 @@ from pathlib import Path
 
 import numpy as np
 
+from datasets.halve import HALF_SUFFIX
+
 
 def _onnx_weights(path: Path) -> dict[str, np.ndarray]:
     import onnx
     from onnx import numpy_helper
 
     model = onnx.load(str(path))
-    return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    # a file halved by datasets.halve stores big tensors as float16 under NAME__f16, cast
+    # back to NAME before use: the weights are those of NAME
+    return {i.name.removesuffix(HALF_SUFFIX): numpy_helper.to_array(i).astype(np.float32)
+            for i in model.graph.initializer}
 
 
 def _calibration_batches(images: list[Path], size: int, batch: int = 8):

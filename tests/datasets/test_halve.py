@@ -80,3 +80,19 @@ def test_refuses_a_halved_model_and_a_missing_file(tmp_path):
     assert path.stat().st_size == size
     with pytest.raises(SystemExit, match="no such model"):
         halve.main([str(tmp_path / "nope.onnx")])
+
+
+def test_a_halved_model_gives_its_weights_back_under_their_names(tmp_path):
+    """datasets.warmstart continues training from a shipped file, halved ones too (the wide
+    reader): each weight comes back 32-bit under its own name."""
+    from datasets.warmstart import _onnx_weights
+
+    rng = np.random.default_rng(2)
+    full, half = tmp_path / "full.onnx", tmp_path / "half.onnx"
+    onnx.save(_conv_model(rng), str(full))
+    assert halve.main([str(full), "--out", str(half), "--min-size", "16"]) == 0
+    before, after = _onnx_weights(full), _onnx_weights(half)
+    assert set(after) == set(before) == {"w1", "w2", "b1"}
+    for name, value in after.items():
+        assert value.dtype == np.float32 and value.shape == before[name].shape
+        np.testing.assert_allclose(value, before[name], rtol=1e-3, atol=1e-4)
