@@ -90,6 +90,14 @@ def seat_view(scene: dict, rgb: np.ndarray, scale: float, far: float) -> tuple[d
 
     from datasets.groundtruth import keystone_scene
 
+    w, h = scene["image"]["width"], scene["image"]["height"]
+    scene = {**scene, "cards": [dict(c) for c in scene["cards"]]}
+    for card in scene["cards"]:
+        # an index off the photo (a close shot's cards beyond its frame) has no place in
+        # the view: towards the horizon the seat's map sends it anywhere (a box 10^5 px wide)
+        card["indices"] = [i for i in card.get("indices", [])
+                           if 0 <= (i["box"][0] + i["box"][2]) / 2 <= w
+                           and 0 <= (i["box"][1] + i["box"][3]) / 2 <= h]
     scene, m = keystone_scene(scene, far)
     to_decoded = np.diag([scale, scale, 1.0])
     m = to_decoded @ m @ np.linalg.inv(to_decoded)

@@ -196,3 +196,18 @@ def test_crops_from_a_seat_are_the_same_indices_warped(tmp_path: Path):
     assert np.median(_magenta_share(seat, labels)) > 0.5 * np.median(_magenta_share(plain, labels))
     # a share of 0 draws nothing: the plain crops again
     assert (train_classifier._scene_crops(args + (0.0,))[0] == plain).all()
+
+
+def test_a_seat_view_leaves_out_indices_off_the_photo():
+    """A close shot's cards beyond its frame: towards the horizon the seat's map sends their
+    boxes anywhere (10^5 px wide), and a negative crop of that size would not fit in memory."""
+    w, h = 400, 300
+    scene = {"image": {"width": w, "height": h}, "cards": [
+        {"indices": [{"box": [100, 250, 120, 280]}, {"box": [150, 1500, 170, 1530]}]},
+        {"indices": [{"box": [-900, 100, -880, 130]}]}]}
+    rgb = np.full((h, w, 3), 200, np.uint8)
+    seen, warped = train_classifier.seat_view(scene, rgb, 1.0, 0.5)
+    assert warped.shape == rgb.shape
+    kept = [i["box"] for c in seen["cards"] for i in c["indices"]]
+    assert len(kept) == 1 and all(0 <= v <= max(w, h) for v in kept[0])
+    assert len(scene["cards"][0]["indices"]) == 2  # the scene given is not changed
