@@ -147,8 +147,8 @@ def recover(onnx_path: Path, yaml: str, calib_images: list[Path], imgsz: int = 3
 def recover_sequential(model, onnx_path: Path, calib) -> float:
     """Load an exported plain-PyTorch net (the index reader) back into `model`, in place.
 
-    Returns the largest difference of the first output (the reader's rank logits) from
-    the ONNX model's on up to 256 of the calibration inputs.
+    Returns the largest difference of the first output (the reader's rank logits, the
+    refiner's boxes) from the ONNX model's on up to 256 of the calibration inputs.
 
     The export folded each BatchNorm into the convolution before it and named the folded
     tensors by number, so convolutions are matched in order (shapes checked), named layers
@@ -194,8 +194,10 @@ def recover_sequential(model, onnx_path: Path, calib) -> float:
                                                 align_corners=False)
     theirs = session.run(None, {session.get_inputs()[0].name: check.numpy()})[0]
     with torch.no_grad():
-        ours = model(check)[0].numpy()
-    return float(np.abs(ours - theirs).max())
+        ours = model(check)
+    if isinstance(ours, (tuple, list)):  # a reader: rank logits first; the refiner: boxes only
+        ours = ours[0]
+    return float(np.abs(ours.numpy() - theirs).max())
 
 
 def save_checkpoint(model, out: Path) -> Path:
