@@ -9,6 +9,14 @@ BatchNorm running statistics are interpolated too; integer buffers come from TUN
 
 With `--models DIR`, the result is also exported to `DIR/detector.onnx` (DIR's other files
 first copied from `models/` when DIR does not exist), ready for `bench_detector --models DIR`.
+
+The crop networks (an index reader, the box refiner) the same way, from the shipped ONNX file
+and a continuation's `last.pt`: `python -m datasets.soup models/classifier.onnx
+runs/NAME/last.pt --alpha A --crop-net reader [--width 1.5] --calib CROPS.npz --out OUT.onnx`
+(`--crop-net refiner` for the refiner). The ONNX file is recovered by
+`datasets.warmstart.recover_sequential`, its BatchNorms calibrated on the first 2,048 crops
+of `--calib` (a crop cache's .npz); the result is exported as the trainers export it (a wide
+reader is then halved by `datasets.halve`, as shipped).
 """
 from __future__ import annotations
 
@@ -67,6 +75,34 @@ def soup(base_path: Path, tuned_path: Path, alpha: float, out: Path):
     return tuned
 
 
+def soup_crop_net(kind: str, base_onnx: Path, tuned_pt: Path, alpha: float, calib: Path,
+                  out: Path, width: float = 1.0) -> None:
+    """Write (1 - alpha) x the shipped crop network `base_onnx` + alpha x its continuation
+    `tuned_pt` to `out` (ONNX); `kind` "reader" (of `width`) or "refiner"."""
+    import numpy as np
+    import torch
+
+    from datasets import train_boxes, train_classifier
+    from datasets.warmstart import recover_sequential
+
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha {alpha} is not in [0, 1]")
+    if kind == "reader":
+        make, export = (lambda: train_classifier.make_model(width)), train_classifier.export
+    elif kind == "refiner":
+        make, export = train_boxes.make_model, train_boxes.export
+    else:
+        raise ValueError(f"unknown crop network {kind!r} (reader or refiner)")
+    crops = np.load(calib)["crops"][:2048]
+    base = make()
+    recover_sequential(base, base_onnx, torch.from_numpy(crops).permute(0, 3, 1, 2).float() / 255)
+    tuned = make()
+    tuned.load_state_dict(torch.load(tuned_pt, map_location="cpu"))
+    tuned.load_state_dict(interpolate(base.state_dict(), tuned.state_dict(), alpha))
+    tuned.eval()
+    export(tuned, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m datasets.soup", description=__doc__.split("\n")[0])
     ap.add_argument("base", type=Path, help="the starting checkpoint (e.g. the shipped model recovered "
@@ -75,11 +111,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alpha", type=float, required=True, help="share of the continuation, 0..1")
     ap.add_argument("--out", type=Path, required=True, help="checkpoint to write")
     ap.add_argument("--models", type=Path, help="also export to DIR/detector.onnx")
+    ap.add_argument("--crop-net", choices=("reader", "refiner"),
+                    help="BASE is a shipped crop network's ONNX file, TUNED a continuation's last.pt; "
+                         "--out is the ONNX file to write")
+    ap.add_argument("--width", type=float, default=1.0, help="--crop-net reader: its width")
+    ap.add_argument("--calib", type=Path, help="--crop-net: crops (.npz) that calibrate BASE's BatchNorms")
     args = ap.parse_args(argv)
     for p in (args.base, args.tuned):
         if not p.is_file():
             print(f"no such checkpoint: {p}", file=sys.stderr)
             return 2
+    if args.crop_net and (args.calib is None or not args.calib.is_file()):
+        print(f"--crop-net needs --calib crops (.npz): {args.calib}", file=sys.stderr)
+        return 2
+    if args.crop_net:
+        try:
+            soup_crop_net(args.crop_net, args.base, args.tuned, args.alpha, args.calib, args.out,
+                          args.width)
+        except ValueError as e:
+            print(f"cannot interpolate: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.out} ({1 - args.alpha:g} x {args.base} + {args.alpha:g} x {args.tuned})")
+        return 0
     try:
         soup(args.base, args.tuned, args.alpha, args.out)
     except ValueError as e:

@@ -39,3 +39,15 @@ def test_cli_refuses_a_missing_checkpoint(tmp_path, capsys):
                  "--out", str(tmp_path / "c.pt")]) == 2
     assert "no such checkpoint" in capsys.readouterr().err
     assert not (tmp_path / "c.pt").exists()
+
+
+def test_cli_refuses_a_crop_net_without_its_calibration_crops(tmp_path, capsys):
+    base, tuned = tmp_path / "reader.onnx", tmp_path / "last.pt"
+    base.write_bytes(b"x")
+    tuned.write_bytes(b"x")
+    out = tmp_path / "soup.onnx"
+    for extra in ([], ["--calib", str(tmp_path / "missing.npz")]):
+        assert main([str(base), str(tuned), "--alpha", "0.75", "--crop-net", "reader",
+                     "--out", str(out), *extra]) == 2
+        assert "--crop-net needs --calib" in capsys.readouterr().err
+    assert not out.exists()
