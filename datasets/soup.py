@@ -121,10 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         if not p.is_file():
             print(f"no such checkpoint: {p}", file=sys.stderr)
             return 2
-    if args.crop_net and (args.calib is None or not args.calib.is_file()):
-        print(f"--crop-net needs --calib crops (.npz): {args.calib}", file=sys.stderr)
-        return 2
     if args.crop_net:
+        if args.calib is None or not args.calib.is_file():
+            print(f"--crop-net needs --calib crops (.npz): {args.calib}", file=sys.stderr)
+            return 2
         try:
             soup_crop_net(args.crop_net, args.base, args.tuned, args.alpha, args.calib, args.out,
                           args.width)

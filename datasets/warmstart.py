@@ -37,8 +37,12 @@ def _onnx_weights(path: Path) -> dict[str, np.ndarray]:
     model = onnx.load(str(path))
     # a file halved by datasets.halve stores big tensors as float16 under NAME__f16, cast
     # back to NAME before use: the weights are those of NAME
-    return {i.name.removesuffix(HALF_SUFFIX): numpy_helper.to_array(i).astype(np.float32)
-            for i in model.graph.initializer}
+    out = {}
+    for init in model.graph.initializer:
+        value = numpy_helper.to_array(init)
+        out[init.name.removesuffix(HALF_SUFFIX)] = (value.astype(np.float32)
+                                                     if value.dtype == np.float16 else value)
+    return out
 
 
 def _calibration_batches(images: list[Path], size: int, batch: int = 8):
