@@ -170,6 +170,30 @@ def keystone_scene(scene: dict, far: float) -> tuple[dict, np.ndarray]:
     return out, m
 
 
+def seat_view(scene: dict, rgb: np.ndarray, scale: float, far: float) -> tuple[dict, np.ndarray]:
+    """A scene and its photo (`rgb`, at `scale` of the scene's pixels) as seen from a
+    player's seat, the far edge `far` of the near one's width (`keystone_scene`): the near
+    indices stretched along the view, the far ones squeezed, as the networks meet them in
+    such photos (training tiles and crops)."""
+    import cv2
+
+    w, h = scene["image"]["width"], scene["image"]["height"]
+    scene = {**scene, "cards": [dict(c) for c in scene["cards"]]}
+    for card in scene["cards"]:
+        # an index off the photo (a close shot's cards beyond its frame) has no place in
+        # the view: towards the horizon the seat's map sends it anywhere (a box 10^5 px wide)
+        card["indices"] = [i for i in card.get("indices", [])
+                           if 0 <= (i["box"][0] + i["box"][2]) / 2 <= w
+                           and 0 <= (i["box"][1] + i["box"][3]) / 2 <= h]
+    scene, m = keystone_scene(scene, far)
+    to_decoded = np.diag([scale, scale, 1.0])
+    m = to_decoded @ m @ np.linalg.inv(to_decoded)
+    fill = tuple(int(v) for v in rgb.reshape(-1, 3)[::997].mean(axis=0))
+    rgb = cv2.warpPerspective(rgb, m, (rgb.shape[1], rgb.shape[0]), flags=cv2.INTER_AREA,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    return scene, rgb
+
+
 def meld_readable(scene: dict, meld: dict) -> bool:
     """Whether every card of a ground-truth meld shows an index."""
     return all(index_readable(scene["cards"][i]) for i in meld["card_ids"])

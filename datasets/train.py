@@ -208,13 +208,9 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     if keystone and split == "train" and rng.random() < keystone:
         # A photo from a player's seat: the far edge of the table narrower than the near one
         # (the scenes' own camera tilt is at most 20 degrees, far milder).
-        from datasets.groundtruth import keystone_scene
+        from datasets.groundtruth import seat_view
 
-        far = float(rng.uniform(*KEYSTONE_FAR))
-        scene, m = keystone_scene(scene, far)
-        fill = tuple(int(v) for v in rgb.reshape(-1, 3)[::997].mean(axis=0))
-        rgb = cv2.warpPerspective(rgb, m, (rgb.shape[1], rgb.shape[0]), flags=cv2.INTER_AREA,
-                                  borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+        scene, rgb = seat_view(scene, rgb, 1.0, float(rng.uniform(*KEYSTONE_FAR)))
     h, w = rgb.shape[:2]
     readable = index_boxes(scene)
     boxes = np.array([b["box"] for b in readable], dtype=np.float32).reshape(-1, 4)

@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
     ap.add_argument("--keystone", type=float, default=0.0, metavar="SHARE",
                     help="that share of the train scenes seen from a player's seat when their crops "
-                         "are cut (datasets.train_classifier.seat_view; default 0)")
+                         "are cut (datasets.groundtruth.seat_view; default 0)")
     args = ap.parse_args(argv)
 
     parts = []

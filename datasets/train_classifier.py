@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datasets.groundtruth import seat_view
 from datasets.train import BUILD, KEYSTONE_FAR, MIN_VISIBLE, MODELS, index_boxes, scene_files
 from scanner.classes import CLASS_ID, INDEX_CLASSES
 from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
@@ -79,32 +80,6 @@ def scene_pixels(json_path: str | Path, seed: int, bare_glyph: float,
         if rng.random() < keystone:
             scene, rgb = seat_view(scene, rgb, s, float(rng.uniform(*KEYSTONE_FAR)))
     return scene, rgb, s
-
-
-def seat_view(scene: dict, rgb: np.ndarray, scale: float, far: float) -> tuple[dict, np.ndarray]:
-    """A scene and its decoded photo (`scale` of the scene's pixels) as seen from a player's
-    seat, the far edge `far` of the near one's width (`datasets.groundtruth.keystone_scene`):
-    the near indices stretched along the view, the far ones squeezed, as the readers meet
-    them in such photos."""
-    import cv2
-
-    from datasets.groundtruth import keystone_scene
-
-    w, h = scene["image"]["width"], scene["image"]["height"]
-    scene = {**scene, "cards": [dict(c) for c in scene["cards"]]}
-    for card in scene["cards"]:
-        # an index off the photo (a close shot's cards beyond its frame) has no place in
-        # the view: towards the horizon the seat's map sends it anywhere (a box 10^5 px wide)
-        card["indices"] = [i for i in card.get("indices", [])
-                           if 0 <= (i["box"][0] + i["box"][2]) / 2 <= w
-                           and 0 <= (i["box"][1] + i["box"][3]) / 2 <= h]
-    scene, m = keystone_scene(scene, far)
-    to_decoded = np.diag([scale, scale, 1.0])
-    m = to_decoded @ m @ np.linalg.inv(to_decoded)
-    fill = tuple(int(v) for v in rgb.reshape(-1, 3)[::997].mean(axis=0))
-    rgb = cv2.warpPerspective(rgb, m, (rgb.shape[1], rgb.shape[0]), flags=cv2.INTER_AREA,
-                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
-    return scene, rgb
 
 
 def _scene_crops(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from magenta_deck import magenta_scene
 
-from datasets import train_classifier
+from datasets import groundtruth, train_classifier
 from scanner.detector import CROP_MARGIN, CROP_SIZE, box_iou, crop_indices
 
 
@@ -206,7 +206,7 @@ def test_a_seat_view_leaves_out_indices_off_the_photo():
         {"indices": [{"box": [100, 250, 120, 280]}, {"box": [150, 1500, 170, 1530]}]},
         {"indices": [{"box": [-900, 100, -880, 130]}]}]}
     rgb = np.full((h, w, 3), 200, np.uint8)
-    seen, warped = train_classifier.seat_view(scene, rgb, 1.0, 0.5)
+    seen, warped = groundtruth.seat_view(scene, rgb, 1.0, 0.5)
     assert warped.shape == rgb.shape
     kept = [i["box"] for c in seen["cards"] for i in c["indices"]]
     assert len(kept) == 1 and all(0 <= v <= max(w, h) for v in kept[0])
