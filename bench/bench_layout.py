@@ -66,6 +66,7 @@ from scanner.corners import Corners
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
+    LAYOUT_TILTED_CONFIDENCE,
     TableReading,
     read_table,
 )
@@ -177,12 +178,13 @@ def deal_scores(layout: dict) -> tuple[int, ...] | None:
     return tuple(t["deal_score"] for t in result["teams"])
 
 
-def default_gates(source: str) -> tuple[float, float | None]:
-    """`read_table`'s (min_confidence, supported_confidence) for a corner source: scan's
-    gates for the detector's corners, none for the scenes' own (every corner sure)."""
+def default_gates(source: str) -> tuple[float, float | None, float | None]:
+    """`read_table`'s (min_confidence, supported_confidence, tilted_confidence) for a corner
+    source: scan's gates for the detector's corners, none for the scenes' own (every corner
+    sure)."""
     if source == "detector":
-        return LAYOUT_MIN_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE
-    return 0.0, None
+        return LAYOUT_MIN_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE, LAYOUT_TILTED_CONFIDENCE
+    return 0.0, None, None
 
 
 # The run-time code that turns a photo into corners: cached corners belong to it as much as
@@ -276,7 +278,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
-        ink: bool = True, keystone: float = 0.0) -> dict:
+        ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None) -> dict:
     rng = np.random.default_rng(seed)
     if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
         detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -309,6 +311,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
                               keystone, seat)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
+                 "tilted_confidence": tilted_gate,
                  "ink": (_ink(photo, corners, turn, seat)
                          if ink and photo is not None else None)}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
@@ -397,6 +400,11 @@ def main(argv: list[str] | None = None) -> int:
                              "layout gate are used where a line of surer cards supports them "
                              "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
                              "corners; a value at or over the layout gate turns it off)")
+    parser.add_argument("--tilted-gate", type=float, default=None,
+                        help="read_table(tilted_confidence=): the gate on a photo read "
+                             "flattened (from a seat) where lower than the layout gate "
+                             "(default: scan's LAYOUT_TILTED_CONFIDENCE for detector corners; "
+                             "a value at or over the layout gate turns it off)")
     parser.add_argument("--detect-floor", type=float, default=None,
                         help="ask the detector for corners down to this confidence (default: "
                              "the lower of the two gates, as scan does; set it low once to "
@@ -422,14 +430,16 @@ def main(argv: list[str] | None = None) -> int:
           f"machine: {platform.machine()} {os.cpu_count()} cores, load {load:.1f}, "
           f"python {platform.python_version()}")
     for source in args.source:
-        gate, supported = default_gates(source)
+        gate, supported, tilted = default_gates(source)
         if args.layout_gate is not None:
             gate = args.layout_gate
         if args.supported_gate is not None:
             supported = args.supported_gate
+        if args.tilted_gate is not None:
+            tilted = args.tilted_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
-                     bool(args.ink), args.keystone)
+                     bool(args.ink), args.keystone, tilted)
         print(json.dumps(result))
     return 0
 

@@ -148,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         corners = corners_for(args.source, scene, photo, rng, detector, cache, 0, args.detect_floor)
         size = (scene["image"]["width"], scene["image"]["height"])
-        gate, supported = default_gates(args.source)
-        reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported)
+        gate, supported, tilted = default_gates(args.source)
+        reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
+                             tilted_confidence=tilted)
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

@@ -1709,6 +1709,13 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.2
 # 0.9 since session 21, when every crop under 0.99 came to be read in four turns (its
 # rank probability an average): deals read right on test, v52, val and u13 561 -> 565 of
 # 859, none fewer on any set (0.95 -> 0.9; 0.85 reads as 0.9 on test and v52).
+# A photo the layout finds tilted (from a seat) counts corners from this confidence up
+# (`read_table(tilted_confidence=)`): its far indices score lower, by the detector and the
+# readers both. From a seat (`bench_layout --keystone 0.5`, session 41's corners) val / test
+# deals 130 / 130 -> 133 / 134, from above test / val / t4 209 / 206 / 577 -> 209 / 206 / 576
+# (0.3: 133 / 136 and 210 / 205 / 576; the whole photo's gate at 0.35 instead, seat 136 / 132).
+# docs/LAYOUT.md, session 42.
+LAYOUT_TILTED_CONFIDENCE = 0.35
 SURE_READING = 0.9
 SURE_READING_FLOOR = 0.3
 # A red three lies apart from the melds, where no line supports it: a corner read as one
@@ -1793,7 +1800,8 @@ def joker_letters(corners: Corners, whole: np.ndarray | None = None) -> np.ndarr
 def read_table(corners: Corners, image_size: tuple[int, int],
                geometry: CardGeometry | None = None, min_confidence: float = 0.0,
                supported_confidence: float | None = None,
-               ink: Callable[[list[int]], list[str | None]] | None = None) -> TableReading:
+               ink: Callable[[list[int]], list[str | None]] | None = None,
+               tilted_confidence: float | None = None) -> TableReading:
     """Read physical cards, melds per team, red threes and a review list from corners.
 
     A photo taken from a seat (the far cards' indices smaller than the near ones') is read
@@ -1802,19 +1810,24 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     moved back into the photo; the review says so. Where the sizes change less than
     `MIN_TILT_RATIO` (but `UNSURE_TILT_RATIO` or more) across the photo, the table is read
     both ways and the flattened reading is kept only if it breaks fewer rules (`_trouble`).
-    The rest is `read_flat_table`'s.
+    A photo found tilted is read (both ways) counting corners from `tilted_confidence` where
+    that is lower than `min_confidence` (the far indices of a photo from a seat score lower;
+    `scan_photo` passes `LAYOUT_TILTED_CONFIDENCE`); the tilt itself is fitted to the corners
+    of `min_confidence`. The rest is `read_flat_table`'s.
     """
     flat = flattening(corners, image_size, corners.confidence >= min_confidence,
                       min_ratio=UNSURE_TILT_RATIO)
     if flat is None:
         return read_flat_table(corners, image_size, geometry, min_confidence,
                                supported_confidence, ink)
+    tilted = min_confidence if tilted_confidence is None else min(min_confidence,
+                                                                   tilted_confidence)
     reading = read_flat_table(flatten_corners(corners, flat), flat.size, geometry,
-                              min_confidence, supported_confidence, ink)
+                              tilted, supported_confidence, ink)
     if flat.ratio < MIN_TILT_RATIO:
         # a mild tilt, or two decks whose indices differ in size: the reading as shot
         # stands unless the flattened one breaks fewer rules
-        as_shot = read_flat_table(corners, image_size, geometry, min_confidence,
+        as_shot = read_flat_table(corners, image_size, geometry, tilted,
                                   supported_confidence, ink)
         if _trouble(as_shot) <= _trouble(reading):
             return as_shot

@@ -20,6 +20,7 @@ from scanner.ink import corner_ink
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
+    LAYOUT_TILTED_CONFIDENCE,
     TableReading,
     read_table,
 )
@@ -88,6 +89,7 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
     detected = time.perf_counter()
     table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
+                       tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
                        ink=corner_ink(corners.boxes, lambda: (rgb, scale)))
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,

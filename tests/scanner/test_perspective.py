@@ -212,3 +212,36 @@ def test_a_table_shot_from_above_reads_the_same_as_before():
     assert all(r["kind"] != "perspective" for r in reading.review)
     before = read_flat_table(corners, (W, H))
     assert [c.center for c in reading.cards] == [c.center for c in before.cards]
+
+
+def _queens_unsure(corners: Corners, value: float) -> Corners:
+    """Every corner sure (0.9) but the far team's queens, read at `value`."""
+    from scanner.classes import CLASS_ID
+
+    conf = np.where(corners.class_ids == CLASS_ID["Q"], value, 0.9).astype(np.float32)
+    return Corners(corners.boxes, corners.class_ids, conf, corners.angle)
+
+
+def test_a_table_from_a_seat_counts_its_unsurer_corners_from_the_tilted_gate():
+    scene, _ = keystone_scene(_table(), 0.5)
+    corners = _queens_unsure(corners_from_scene(scene, np.random.default_rng(1)), 0.37)
+    melds = lambda r: [r.layout_json()["teams"][t]["melds"] for t in (0, 1)]  # noqa: E731
+    # at the photo's gate the queens (0.37) are left out: their meld is missing
+    strict = read_table(corners, (W, H), min_confidence=0.4)
+    assert ["Q"] * 3 not in melds(strict)[1]
+    # read flattened from the lower gate they count, and the table reads as from above
+    reading = read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.35)
+    assert melds(reading) == TRUE_MELDS
+    assert [r["kind"] for r in reading.review].count("perspective") == 1
+    # a gate over the corners' confidence leaves them out again; one above the photo's
+    # gate does not raise it
+    assert melds(read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.38)) == melds(strict)
+    assert melds(read_table(corners, (W, H), min_confidence=0.3, tilted_confidence=0.5)) == TRUE_MELDS
+
+
+def test_the_tilted_gate_leaves_a_photo_from_above_alone():
+    corners = _queens_unsure(corners_from_scene(_table(), np.random.default_rng(1)), 0.37)
+    strict = read_table(corners, (W, H), min_confidence=0.4)
+    lowered = read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.35)
+    assert ["Q"] * 3 not in lowered.layout_json()["teams"][1]["melds"]
+    assert [c.center for c in lowered.cards] == [c.center for c in strict.cards]
