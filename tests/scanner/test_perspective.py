@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from datasets.groundtruth import column, corners_from_scene, keystone_scene, scene_from_placements
+from datasets.groundtruth import (
+    GroundTruthDetector,
+    column,
+    corners_from_scene,
+    keystone_scene,
+    scene_from_placements,
+)
 from scanner.corners import Corners
 from scanner.perspective import (
     MIN_TILT_RATIO,
@@ -245,3 +251,24 @@ def test_the_tilted_gate_leaves_a_photo_from_above_alone():
     lowered = read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.35)
     assert ["Q"] * 3 not in lowered.layout_json()["teams"][1]["melds"]
     assert [c.center for c in lowered.cards] == [c.center for c in strict.cards]
+
+
+
+def test_scan_reads_a_photo_with_the_tilted_gate(monkeypatch):
+    """scan_photo gives the layout its gate for a photo found tilted (the queens above would
+    count there anyway: their row of surer melds supports them)."""
+    import scanner.scan as scan
+    from scanner.reconstruct import LAYOUT_TILTED_CONFIDENCE
+
+    seen = {}
+
+    def spy(corners, size, **gates):
+        seen.update(gates)
+        return read_table(corners, size, **gates)
+
+    monkeypatch.setattr(scan, "read_table", spy)
+    scene, _ = keystone_scene(_table(), 0.5)
+    result = scan.scan_photo(np.zeros((H, W, 3), np.uint8),
+                             detector=GroundTruthDetector(scene, np.random.default_rng(1)))
+    assert seen["tilted_confidence"] == LAYOUT_TILTED_CONFIDENCE
+    assert [result.to_json()["layout"]["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
