@@ -401,8 +401,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: scan's LAYOUT_SUPPORTED_CONFIDENCE for detector "
                              "corners; a value at or over the layout gate turns it off)")
     parser.add_argument("--tilted-gate", type=float, default=None,
-                        help="read_table(tilted_confidence=): the gate on a photo read "
-                             "flattened (from a seat) where lower than the layout gate "
+                        help="read_table(tilted_confidence=): the gate on a photo found "
+                             "tilted (from a seat) where lower than the layout gate "
                              "(default: scan's LAYOUT_TILTED_CONFIDENCE for detector corners; "
                              "a value at or over the layout gate turns it off)")
     parser.add_argument("--detect-floor", type=float, default=None,

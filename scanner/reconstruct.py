@@ -1709,6 +1709,8 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.2
 # 0.9 since session 21, when every crop under 0.99 came to be read in four turns (its
 # rank probability an average): deals read right on test, v52, val and u13 561 -> 565 of
 # 859, none fewer on any set (0.95 -> 0.9; 0.85 reads as 0.9 on test and v52).
+SURE_READING = 0.9
+SURE_READING_FLOOR = 0.3
 # A photo the layout finds tilted (from a seat) counts corners from this confidence up
 # (`read_table(tilted_confidence=)`): its far indices score lower, by the detector and the
 # readers both. From a seat (`bench_layout --keystone 0.5`, session 41's corners) val / test
@@ -1716,8 +1718,6 @@ LAYOUT_SUPPORTED_CONFIDENCE = 0.2
 # (0.3: 133 / 136 and 210 / 205 / 576; the whole photo's gate at 0.35 instead, seat 136 / 132).
 # docs/LAYOUT.md, session 42.
 LAYOUT_TILTED_CONFIDENCE = 0.35
-SURE_READING = 0.9
-SURE_READING_FLOOR = 0.3
 # A red three lies apart from the melds, where no line supports it: a corner read as one
 # from the supported floor up, its rank read this surely, counts. On the test and val
 # splits' detector corners the layout left 17 such corners unused, all on red threes (under

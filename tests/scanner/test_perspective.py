@@ -253,7 +253,6 @@ def test_the_tilted_gate_leaves_a_photo_from_above_alone():
     assert [c.center for c in lowered.cards] == [c.center for c in strict.cards]
 
 
-
 def test_scan_reads_a_photo_with_the_tilted_gate(monkeypatch):
     """scan_photo gives the layout its gate for a photo found tilted (the queens above would
     count there anyway: their row of surer melds supports them)."""
