@@ -167,6 +167,11 @@ def _table() -> dict:
     return scene_from_placements(near + far, W, H)
 
 
+def _melds(reading) -> list:
+    """Each team's melds as the layout JSON lists them."""
+    return [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)]
+
+
 TRUE_MELDS = [[["K"] * 4, ["9", "9", "9", "JK"], ["5"] * 3, ["A", "A", "A", "2"]],
               [["8"] * 4, ["Q"] * 3, ["7", "7", "7", "7", "2"], ["4"] * 3]]
 
@@ -176,11 +181,11 @@ def test_a_table_shot_from_a_seat_reads_as_from_above(far):
     scene, _ = keystone_scene(_table(), far)
     corners = corners_from_scene(scene, np.random.default_rng(1))
     reading = read_table(corners, (W, H))
-    assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert _melds(reading) == TRUE_MELDS
     assert [r["kind"] for r in reading.review].count("perspective") == 1
     # read as if from above, the near cards' two indices count twice
     as_is = read_flat_table(corners, (W, H))
-    assert [as_is.layout_json()["teams"][t]["melds"] for t in (0, 1)] != TRUE_MELDS
+    assert _melds(as_is) != TRUE_MELDS
     # the cards are reported in the photo: each outline holds its cards' corners
     import cv2
 
@@ -199,7 +204,7 @@ def test_a_mild_tilt_is_read_flattened_only_where_that_breaks_fewer_rules():
     flat = flattening(corners, (W, H), min_ratio=1.0)
     assert UNSURE_TILT_RATIO <= flat.ratio < MIN_TILT_RATIO
     reading = read_table(corners, (W, H))
-    assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert _melds(reading) == TRUE_MELDS
     assert all(r["kind"] != "perspective" for r in reading.review)
     assert [c.center for c in reading.cards] == [c.center for c in read_flat_table(corners, (W, H)).cards]
     # 0.55: as shot, a near card's two indices count twice (a rule broken); flattened, not
@@ -207,14 +212,14 @@ def test_a_mild_tilt_is_read_flattened_only_where_that_breaks_fewer_rules():
     corners = corners_from_scene(scene, np.random.default_rng(1))
     assert flattening(corners, (W, H), min_ratio=1.0).ratio < MIN_TILT_RATIO
     as_shot = read_flat_table(corners, (W, H))
-    assert [as_shot.layout_json()["teams"][t]["melds"] for t in (0, 1)] != TRUE_MELDS
+    assert _melds(as_shot) != TRUE_MELDS
     assert [r["kind"] for r in read_table(corners, (W, H)).review].count("perspective") == 1
 
 
 def test_a_table_shot_from_above_reads_the_same_as_before():
     corners = corners_from_scene(_table(), np.random.default_rng(1))
     reading = read_table(corners, (W, H))
-    assert [reading.layout_json()["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert _melds(reading) == TRUE_MELDS
     assert all(r["kind"] != "perspective" for r in reading.review)
     before = read_flat_table(corners, (W, H))
     assert [c.center for c in reading.cards] == [c.center for c in before.cards]
@@ -231,25 +236,24 @@ def _queens_unsure(corners: Corners, value: float) -> Corners:
 def test_a_table_from_a_seat_counts_its_unsurer_corners_from_the_tilted_gate():
     scene, _ = keystone_scene(_table(), 0.5)
     corners = _queens_unsure(corners_from_scene(scene, np.random.default_rng(1)), 0.37)
-    melds = lambda r: [r.layout_json()["teams"][t]["melds"] for t in (0, 1)]  # noqa: E731
     # at the photo's gate the queens (0.37) are left out: their meld is missing
     strict = read_table(corners, (W, H), min_confidence=0.4)
-    assert ["Q"] * 3 not in melds(strict)[1]
+    assert ["Q"] * 3 not in _melds(strict)[1]
     # read flattened from the lower gate they count, and the table reads as from above
     reading = read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.35)
-    assert melds(reading) == TRUE_MELDS
+    assert _melds(reading) == TRUE_MELDS
     assert [r["kind"] for r in reading.review].count("perspective") == 1
     # a gate over the corners' confidence leaves them out again; one above the photo's
     # gate does not raise it
-    assert melds(read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.38)) == melds(strict)
-    assert melds(read_table(corners, (W, H), min_confidence=0.3, tilted_confidence=0.5)) == TRUE_MELDS
+    assert _melds(read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.38)) == _melds(strict)
+    assert _melds(read_table(corners, (W, H), min_confidence=0.3, tilted_confidence=0.5)) == TRUE_MELDS
 
 
 def test_the_tilted_gate_leaves_a_photo_from_above_alone():
     corners = _queens_unsure(corners_from_scene(_table(), np.random.default_rng(1)), 0.37)
     strict = read_table(corners, (W, H), min_confidence=0.4)
     lowered = read_table(corners, (W, H), min_confidence=0.4, tilted_confidence=0.35)
-    assert ["Q"] * 3 not in lowered.layout_json()["teams"][1]["melds"]
+    assert ["Q"] * 3 not in _melds(lowered)[1]
     assert [c.center for c in lowered.cards] == [c.center for c in strict.cards]
 
 
@@ -270,4 +274,4 @@ def test_scan_reads_a_photo_with_the_tilted_gate(monkeypatch):
     result = scan.scan_photo(np.zeros((H, W, 3), np.uint8),
                              detector=GroundTruthDetector(scene, np.random.default_rng(1)))
     assert seen["tilted_confidence"] == LAYOUT_TILTED_CONFIDENCE
-    assert [result.to_json()["layout"]["teams"][t]["melds"] for t in (0, 1)] == TRUE_MELDS
+    assert _melds(result.table) == TRUE_MELDS
