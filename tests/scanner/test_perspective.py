@@ -12,6 +12,7 @@ from datasets.groundtruth import (
     keystone_scene,
     scene_from_placements,
 )
+from scanner.classes import CLASS_ID
 from scanner.corners import Corners
 from scanner.perspective import (
     MIN_TILT_RATIO,
@@ -21,7 +22,7 @@ from scanner.perspective import (
     flattening_of_boxes,
     homography_map,
 )
-from scanner.reconstruct import read_flat_table, read_table
+from scanner.reconstruct import LAYOUT_TILTED_CONFIDENCE, read_flat_table, read_table
 
 W, H = 4000, 3000
 
@@ -227,8 +228,6 @@ def test_a_table_shot_from_above_reads_the_same_as_before():
 
 def _queens_unsure(corners: Corners, value: float) -> Corners:
     """Every corner sure (0.9) but the far team's queens, read at `value`."""
-    from scanner.classes import CLASS_ID
-
     conf = np.where(corners.class_ids == CLASS_ID["Q"], value, 0.9).astype(np.float32)
     return Corners(corners.boxes, corners.class_ids, conf, corners.angle)
 
@@ -261,7 +260,6 @@ def test_scan_reads_a_photo_with_the_tilted_gate(monkeypatch):
     """scan_photo gives the layout its gate for a photo found tilted (the queens above would
     count there anyway: their row of surer melds supports them)."""
     import scanner.scan as scan
-    from scanner.reconstruct import LAYOUT_TILTED_CONFIDENCE
 
     seen = {}
 
