@@ -325,6 +325,13 @@ class OnnxDetector:
         # `flat_max_side`): a box found there again takes the better score, one clear of every
         # box found already joins them; 0 = off. See `_flat_look`.
         self.flat_ratio = float(run.get("flat_ratio", 0.0))
+        # A milder tilt (sizes changing by `flat_small_ratio` or more) is looked at too where
+        # the far indices are small: the sure boxes' 10th percentile size (the root of a box's
+        # area) at most `flat_small_side` px with the photo's long side at 1,600 px, where the
+        # detector misses them; 0 = off (models/MODEL_CARD.md, "The flat look from a milder
+        # tilt where the far indices are small").
+        self.flat_small_ratio = float(run.get("flat_small_ratio", 0.0))
+        self.flat_small_side = float(run.get("flat_small_side", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # With `flat_read`, the boxes lying on that flat image are read there too and the two
@@ -924,7 +931,7 @@ class OnnxDetector:
         sure = boxes[scores >= SIDEWAYS_SURE]
         if turn:
             sure = turn_boxes(sure, rgb.shape[1], rgb.shape[0], turn)
-        table = flattening_of_boxes(sure, (vw, vh), self.flat_ratio)
+        table = flattening_of_boxes(sure, (vw, vh), self._flat_ratio_for(sure, (vw, vh)))
         if table is None:
             return boxes, scores, None
         self.flat_runs += 1
@@ -969,6 +976,17 @@ class OnnxDetector:
         new &= (back[:, 2] - back[:, 0] >= 2) & (back[:, 3] - back[:, 1] >= 2)
         return (np.concatenate([boxes, back[new]]),
                 np.concatenate([scores, found_scores[new]]), (warped, m))
+
+    def _flat_ratio_for(self, sure: np.ndarray, size: tuple[int, int]) -> float:
+        """The size ratio across the photo that `sure` boxes (`size` pixels) need for a flat
+        look: `flat_ratio`, or the milder `flat_small_ratio` where their 10th percentile
+        size is `flat_small_side` or less at a 1,600 px long side."""
+        if not (self.flat_small_ratio and self.flat_small_side and len(sure)):
+            return self.flat_ratio
+        sides = np.sqrt(np.prod(np.maximum(sure[:, 2:] - sure[:, :2], 0.0), axis=1))
+        far = float(np.percentile(sides, 10)) * FLAT_SMALL_AT / max(size)
+        return min(self.flat_ratio, self.flat_small_ratio) if far <= self.flat_small_side \
+            else self.flat_ratio
 
     def detect(self, rgb: np.ndarray, min_confidence: float | None = None,
                full: Callable[[], np.ndarray] | None = None) -> Corners:
@@ -1224,6 +1242,7 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
+FLAT_SMALL_AT = 1600  # the long side `flat_small_side` is measured at, px
 SIDEWAYS_MIN_SURE = 4
 # The flat look (`OnnxDetector._flat_look`) warps the table around the sure boxes with this
 # many of their sizes to spare (or a tenth of their spread, if more). A box it finds joins

@@ -318,8 +318,9 @@ def test_a_photo_the_coarse_pass_sees_sideways_is_turned_before_its_finest_pass(
         assert np.all(found.boxes[:, [0, 2]] <= h) and np.all(found.boxes[:, [1, 3]] <= w)
 
 
-def _from_a_seat(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], np.ndarray]:
-    """The fixture photo, the same warped as if taken from a seat (the far edge 0.6 of the
+def _from_a_seat(scene: dict, far: float = 0.6
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], np.ndarray]:
+    """The fixture photo, the same warped as if taken from a seat (the far edge `far` of the
     near one), its readable indices' boxes moved with it and their ranks, and their
     directions (degrees) moved with it."""
     import cv2
@@ -327,7 +328,8 @@ def _from_a_seat(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[
     rgb = np.asarray(Image.open(FIXTURES / scene["image"]["file"]).convert("RGB"))
     h, w = rgb.shape[:2]
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    dst = np.float32([[w * 0.2, h * 0.1], [w * 0.8, h * 0.1], [w, h], [0, h]])
+    side = w * (1 - far) / 2
+    dst = np.float32([[side, h * 0.1], [w - side, h * 0.1], [w, h], [0, h]])
     warp = cv2.getPerspectiveTransform(src, dst)
 
     def move(p: np.ndarray) -> np.ndarray:
@@ -379,6 +381,40 @@ def test_a_table_photographed_from_a_seat_is_looked_at_again_made_flat(scene) ->
     before, after = plain.detect(side), flat.detect(side)
     assert flat.flat_runs == 2
     assert _right(after, gt_side, gt_classes, 0.4) > _right(before, gt_side, gt_classes, 0.4)
+
+
+def test_a_milder_tilt_is_looked_at_made_flat_only_where_the_far_indices_are_small(scene
+                                                                                   ) -> None:
+    """With `flat_small_ratio`, a photo from a seat whose sizes change less than
+    `flat_ratio` across it is looked at made flat where the sure boxes' 10th percentile
+    size (at a 1,600 px long side) is `flat_small_side` or less, and only there."""
+    _, seat, *_ = _from_a_seat(scene, far=0.8)
+    det = OnnxDetector()
+    det.flat_ratio, det.flat_read = 2.0, False
+    det.detect(seat)
+    assert det.flat_runs == 0  # too mild a tilt for `flat_ratio` alone
+    det.flat_small_ratio, det.flat_small_side = 1.3, 0.5  # no index is that small
+    det.detect(seat)
+    assert det.flat_runs == 0
+    det.flat_small_side = 500.0  # every index is
+    looked = det.detect(seat)
+    assert det.flat_runs == 1
+    assert len(looked.boxes) >= len(OnnxDetector().detect(seat).boxes) - 1
+
+
+def test_the_milder_tilt_is_judged_on_the_small_indices_at_1600_px() -> None:
+    """`_flat_ratio_for`: the 10th percentile of the sure boxes' sizes (the roots of their
+    areas), scaled to a 1,600 px long side, decides between the two ratios."""
+    det = OnnxDetector()
+    det.flat_ratio, det.flat_small_ratio, det.flat_small_side = 2.0, 1.3, 9.0
+    # 15 boxes 16 px square and 85 of 40 px in a 3,200 px photo: 8 and 20 px at 1,600 px
+    small = np.array([[0, 0, 16, 16]] * 15 + [[0, 0, 40, 40]] * 85, float)
+    assert det._flat_ratio_for(small, (3200, 2400)) == 1.3
+    assert det._flat_ratio_for(small, (1600, 1200)) == 2.0  # 16 px at 1,600 px: not small
+    assert det._flat_ratio_for(small[10:], (3200, 2400)) == 2.0  # 5 of 95 small: too few
+    assert det._flat_ratio_for(small[:0], (3200, 2400)) == 2.0
+    det.flat_small_ratio = 0.0  # off
+    assert det._flat_ratio_for(small, (3200, 2400)) == 2.0
 
 
 def test_gate_can_be_moved_per_call(detector, scene) -> None:
