@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first scene index (to extend a build)")
     ap.add_argument("--designs", nargs="*", help="restrict to these card designs (e.g. letele)")
     ap.add_argument("--max-megapixels", type=float, default=12.0, help="largest photo size (default 12)")
+    ap.add_argument("--min-megapixels", type=float, default=2.0,
+                    help="smallest photo size (default 2; 12 with --max-megapixels 12: every "
+                         "photo the size a phone takes)")
     ap.add_argument("--split", choices=["train", "val", "test"],
                     help="build only this split's scenes of the range (e.g. a test set)")
     ap.add_argument("--relettered", type=int, default=0, metavar="N",
@@ -154,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_megapixels < 2.0:
         print("error: --max-megapixels must be at least 2", file=sys.stderr)
         return 2
-    params = SceneParams(megapixels=(2.0, args.max_megapixels))
+    if not 0.5 <= args.min_megapixels <= args.max_megapixels:
+        print("error: --min-megapixels must be from 0.5 to --max-megapixels", file=sys.stderr)
+        return 2
+    params = SceneParams(megapixels=(args.min_megapixels, args.max_megapixels))
     secs = build(args.scenes, args.seed, args.out, args.workers, args.start, args.designs, params,
                  progress=not args.no_progress, split=args.split, relettered=args.relettered,
                  reletter_seed=args.reletter_seed)

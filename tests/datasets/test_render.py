@@ -114,3 +114,18 @@ def test_build_is_deterministic_for_a_seed(tmp_path: Path):
     assert test_scene["background"].split("-")[1] in ("10", "11")  # held-out textures only
     other = build.build_one(6, 0, tmp_path / "c")
     assert Path(other).read_text() != (outs[0] / "train" / "scene_000000.json").read_text()
+
+
+def test_a_fixed_photo_size_gives_every_scene_that_size():
+    """`--min-megapixels` equal to `--max-megapixels`: every photo that size (a phone's)."""
+    for seed in (1, 2, 3):
+        scene = make_scene(np.random.default_rng(seed), {"magenta": GEOM},
+                           params=SceneParams(megapixels=(1.5, 1.5)), seed=seed)
+        w, h = scene.width, scene.height
+        assert abs(w * h / 1e6 - 1.5) < 0.02, (w, h)
+
+
+def test_build_refuses_a_smallest_photo_over_the_largest(capsys):
+    assert build.main(["--scenes", "1", "--min-megapixels", "13"]) == 2
+    assert "--min-megapixels" in capsys.readouterr().err
+    assert build.main(["--scenes", "1", "--min-megapixels", "0.1"]) == 2
