@@ -331,6 +331,9 @@ class OnnxDetector:
         # detector misses them; 0 = off (models/MODEL_CARD.md, "The flat look from a milder
         # tilt where the far indices are small").
         self.flat_small_ratio = float(run.get("flat_small_ratio", 0.0))
+        # With `flat_full`, a photo decoded reduced is warped flat from its full-resolution
+        # pixels (the far indices keep what the camera saw of them).
+        self.flat_full = bool(run.get("flat_full", False))
         self.flat_small_side = float(run.get("flat_small_side", 0.0))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
@@ -906,11 +909,12 @@ class OnnxDetector:
         boxes, scores = boxes[keep], scores[keep]
         flat_view = None
         if flat and self.flat_ratio > 0:
-            boxes, scores, flat_view = self._flat_look(rgb, view, turn, boxes, scores)
+            boxes, scores, flat_view = self._flat_look(rgb, view, turn, boxes, scores,
+                                                       view_full)
         return boxes, scores, turn, view, view_full if sharp else None, flat_view
 
     def _flat_look(self, rgb: np.ndarray, view: np.ndarray, turn: int, boxes: np.ndarray,
-                   scores: np.ndarray
+                   scores: np.ndarray, full: Callable[[], np.ndarray] | None = None
                    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """`boxes` (`rgb` pixels) and `scores`, with the boxes the passes find on the table
         made flat that are clear of them (IoU under `FLAT_NEW_IOU` with each); a box the
@@ -946,7 +950,12 @@ class OnnxDetector:
         s = min(1.0, self.flat_max_side / float((hi - lo).max()))
         size = (max(1, round((hi - lo)[0] * s)), max(1, round((hi - lo)[1] * s)))
         m = np.array([[s, 0, -lo[0] * s], [0, s, -lo[1] * s], [0, 0, 1]]) @ table.matrix()
-        warped = cv2.warpPerspective(view, m, size, flags=cv2.INTER_LINEAR,
+        src, src_m = view, m
+        if self.flat_full and full is not None:
+            # the far indices warped from the photo's own pixels, not from the reduced decode
+            src = full()
+            src_m = m @ np.diag([vw / src.shape[1], vh / src.shape[0], 1.0])
+        warped = cv2.warpPerspective(src, src_m, size, flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_CONSTANT, borderValue=(PAD_VALUE,) * 3)
         found, found_scores, *_ = self._find(warped, None, False, flat=False)
         if not len(found):

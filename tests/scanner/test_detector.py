@@ -402,6 +402,34 @@ def test_a_milder_tilt_is_looked_at_made_flat_only_where_the_far_indices_are_sma
     assert len(looked.boxes) >= len(OnnxDetector().detect(seat).boxes) - 1
 
 
+def test_the_flat_look_warps_a_reduced_photo_from_its_full_resolution(scene) -> None:
+    """With `flat_full`, the flat image is warped from the full-resolution pixels (`full`)
+    the reduced decode (`view`) came from: the same table in the same place, the same
+    homography from `view` returned; without it `full` is not asked for."""
+    import cv2
+
+    _, seat, *_ = _from_a_seat(scene)
+    det = OnnxDetector()
+    det.flat_ratio, det.flat_read = 2.0, False
+    boxes, scores, *_ = det._find(seat, None, False, flat=False)
+    big = cv2.resize(seat, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)
+    asked = []
+
+    def full() -> np.ndarray:
+        asked.append(1)
+        return big
+    _, _, (reduced, m) = det._flat_look(seat, seat, 0, boxes, scores, full)
+    assert not asked
+    det.flat_full = True
+    _, _, (sharp, m_full) = det._flat_look(seat, seat, 0, boxes, scores, full)
+    assert asked and np.allclose(m, m_full) and sharp.shape == reduced.shape
+    # the same pixels where they lie: a misplaced warp differs by tens of levels
+    diff = np.abs(sharp.astype(np.float32) - reduced.astype(np.float32)).mean()
+    assert diff < 6, diff
+    shifted = np.abs(np.roll(sharp, 6, axis=1).astype(np.float32) - reduced).mean()
+    assert shifted > 2 * diff, (shifted, diff)
+
+
 def test_the_milder_tilt_is_judged_on_the_small_indices_at_1600_px() -> None:
     """`_flat_ratio_for`: the 10th percentile of the sure boxes' sizes (the roots of their
     areas), scaled to a 1,600 px long side, decides between the two ratios."""
