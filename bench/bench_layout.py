@@ -227,6 +227,19 @@ def _load_cached(path: Path) -> Corners:
         return Corners(z["boxes"], z["class_ids"], z["confidence"], z["angle"], z["rank_confidence"])
 
 
+def photo_view(scene: dict, photo: Path | None, turn: int = 0, keystone: float = 0.0
+               ) -> tuple[dict, Callable[[], bytes] | None]:
+    """`scene` as photographed turned `turn` quarters and, with `keystone`, from a seat (its
+    far edge that much of the near one), and the callable that makes that photo from a seat
+    (once, and only if asked; None from above)."""
+    if turn:
+        scene = turn_scene(scene, turn)
+    if not keystone:
+        return scene, None
+    scene, warp = keystone_scene(scene, keystone)
+    return scene, functools.cache(functools.partial(seat_photo, photo, turn, warp))
+
+
 def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Generator,
                 detector=None, cache: Path | None = None, turn: int = 0,
                 floor: float | None = None, keystone: float = 0.0,
@@ -300,13 +313,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             # a close shot of part of the table: its layout cannot match the whole deal
             totals["skipped_incomplete"] += 1
             continue
-        if turn:
-            scene = turn_scene(scene, turn)
-        seat = None
-        if keystone:
-            scene, warp = keystone_scene(scene, keystone)
-            # the photo from a seat, made once for the detector and the ink, and only if asked
-            seat = functools.cache(functools.partial(seat_photo, photo, turn, warp))
+        scene, seat = photo_view(scene, photo, turn, keystone)
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
                               keystone, seat)
         size = (scene["image"]["width"], scene["image"]["height"])

@@ -26,6 +26,7 @@ and prints the weights.
 
     python -m bench.meld_confidence --scenes-dir build/scenes-v52/val --fit
     python -m bench.meld_confidence --scenes-dir build/scenes/val --limit 100
+    python -m bench.meld_confidence --scenes-dir build/scenes-t3/test --keystone 0.5
 
 Corners come from `bench.bench_layout`'s cache (`--corners-cache build/corner-cache`,
 floor 0) or from the model.
@@ -47,6 +48,7 @@ from bench.bench_layout import (
     deal_scores,
     default_gates,
     load_scenes,
+    photo_view,
     predicted_layout,
     true_melds,
 )
@@ -95,9 +97,11 @@ def card_truth(scene: dict, corners, reading: TableReading) -> list[bool]:
 
 
 def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path | None,
-            floor: float) -> tuple[list[dict], list[dict], list[dict]]:
+            floor: float, keystone: float = 0.0
+            ) -> tuple[list[dict], list[dict], list[dict]]:
     """Per plain meld: evidence, confidence, right or not, reviewed; per scene: deal right,
-    silent; per card: evidence, confidence, right or not."""
+    silent; per card: evidence, confidence, right or not. With `keystone`, each photo as
+    taken from a seat (`bench_layout --keystone`), read with the scan's gates for it."""
     from scanner.detector import OnnxDetector
 
     detector = OnnxDetector(models)
@@ -107,14 +111,16 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         cache.mkdir(parents=True, exist_ok=True)
     melds, scenes, cards = [], [], []
     rng = np.random.default_rng(0)
-    gate, supported = default_gates("detector")
+    gate, supported, tilted = default_gates("detector")
     for scene, photo in load_scenes(scenes_dir, 0, 0, limit):
         if photo is None or not scene.get("complete", True):
             continue
-        corners = corners_for("detector", scene, photo, rng, detector, cache, 0, floor)
+        scene, seat = photo_view(scene, photo, 0, keystone)
+        corners = corners_for("detector", scene, photo, rng, detector, cache, 0, floor,
+                              keystone, seat)
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
-                             ink=_ink(photo, corners, 0))
+                             tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat))
         truth = true_melds(scene)
         reviewed = {(it.get("team"), it.get("meld")) for it in reading.review
                     if it["kind"] in REVIEWED}
@@ -211,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--corners-cache", type=Path, default=Path("build/corner-cache"))
     parser.add_argument("--detect-floor", type=float, default=0.0)
+    parser.add_argument("--keystone", type=float, default=0.0,
+                        help="each photo as taken from a seat, its far edge this much of the "
+                             "near one (as bench_layout's)")
     parser.add_argument("--fit", action="store_true",
                         help="fit MELD_CALIBRATION on these scenes and print it")
     args = parser.parse_args(argv)
@@ -221,16 +230,17 @@ def main(argv: list[str] | None = None) -> int:
         # the melds' (fitted first, then the cards on it)
         reconstruct.CARD_CALIBRATION = None
         melds, _, _ = collect(args.scenes_dir, args.limit, models, args.corners_cache,
-                              args.detect_floor)
+                              args.detect_floor, args.keystone)
         x = np.array([m["evidence"] for m in melds])
         reconstruct.MELD_CALIBRATION = tuple(
             round(float(v), 4) for v in fit(x, np.array([m["right"] for m in melds], float)))
     melds, scenes, cards = collect(args.scenes_dir, args.limit, models, args.corners_cache,
-                                   args.detect_floor)
+                                   args.detect_floor, args.keystone)
     if not melds:
         print("no plain melds read", file=sys.stderr)
         return 1
-    out = {"scenes_dir": str(args.scenes_dir), "meld_calibration": reconstruct.MELD_CALIBRATION,
+    out = {"scenes_dir": str(args.scenes_dir), "keystone": args.keystone,
+           "meld_calibration": reconstruct.MELD_CALIBRATION,
            "card_calibration": reconstruct.CARD_CALIBRATION,
            **report(melds, scenes), "card": card_report(cards)}
     if args.fit:

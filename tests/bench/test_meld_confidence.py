@@ -57,3 +57,37 @@ def test_card_truth_tells_right_cards_from_misread_and_false_ones():
     bad = {k for k, c in enumerate(reading.cards) if not truth[k]}
     assert {reading.cards[k].rank for k in bad} == {"Q"} and len(bad) == 2
     assert sum(truth) == len(reading.cards) - 2
+
+
+def test_collect_reads_each_photo_with_the_scans_gates_from_above_and_from_a_seat(
+        tmp_path, monkeypatch):
+    """`collect` runs the layout as the scan does (its three gates) on each complete scene,
+    from above and, with `keystone`, from a seat: on perfect corners it reads the deals
+    `bench_layout` reads right, most of them."""
+    import json
+
+    import bench.meld_confidence as mc
+    from bench.bench_layout import load_scenes, run
+    from scanner.detector import MODELS_DIR
+
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    for i, (scene, _) in enumerate(load_scenes(None, 6, 5, None)):
+        scene["image"]["file"] = f"scene_{i:06d}.jpg"
+        (scenes / f"scene_{i:06d}.json").write_text(json.dumps(scene))
+        (scenes / f"scene_{i:06d}.jpg").write_bytes(b"not read: the corners are the scene's")
+    seen = []
+
+    def perfect(source, scene, photo, rng, *args):
+        seen.append(args[4] if len(args) > 4 else 0.0)  # the keystone asked for
+        return corners_from_scene(scene, rng, shuffle=True)
+    monkeypatch.setattr(mc, "corners_for", perfect)
+    monkeypatch.setattr(mc, "_ink", lambda *a: None)
+    complete = sum(json.loads(p.read_text()).get("complete", True) for p in scenes.glob("*.json"))
+    for keystone in (0.0, 0.5):
+        melds, deals, cards = mc.collect(scenes, None, MODELS_DIR, None, 0.0, keystone)
+        assert len(deals) == complete > 0 and melds and cards
+        r = run("gt", load_scenes(scenes, 0, 0, None), 5, False, ink=False, keystone=keystone)
+        right = sum(d["right"] for d in deals)
+        assert right == round(r["score_exact_squared_counted"] * r["scenes"]) >= complete / 2
+    assert seen == [0.0] * complete + [0.5] * complete
