@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from bench.bench_layout import cache_name
 from datasets.groundtruth import rank_class
 from scanner.classes import CLASS_ID
 from scanner.detector import box_iou
@@ -28,16 +28,25 @@ from scanner.detector import box_iou
 ANGLE_OFF = 30.0
 
 
+def _cached(cache: Path, scenes: Path) -> list[tuple[dict, Path]]:
+    """Each scene of `scenes` whose photo has corners in `cache`, with their file: found by the
+    photo's bytes (`bench_layout.cache_name`), since scene folders of different builds share
+    names (every build has a `test/scene_000009.jpg`) and one cache holds them all; the
+    photo as shot only (a turned photo's or a seat's corners lie elsewhere)."""
+    out = []
+    for js in sorted(scenes.glob("scene_*.json")):
+        scene = json.loads(js.read_text())
+        photo = scenes / scene.get("image", {}).get("file", "")
+        if photo.is_file() and (cache / cache_name(photo)).is_file():
+            out.append((scene, cache / cache_name(photo)))
+    return out
+
+
 def recall_by_design(cache: Path, scenes: Path, min_visible: float = 0.6) -> dict[str, dict]:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     # per design and rank: found with their rank, of them read off
     turned: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for f in sorted(cache.glob(f"{scenes.name}-scene_*.npz")):
-        # `bench_layout.cache_name`: folder-scene_N-<hash of the photo>[-t90 when turned]
-        name = re.fullmatch(rf"{re.escape(scenes.name)}-(scene_\d+)-[0-9a-f]+(-t\d+)?", f.stem)
-        if name is None or name.group(2):
-            continue  # not this folder's, or corners of a turned photo: other boxes
-        scene = json.loads((scenes / f"{name.group(1)}.json").read_text())
+    for scene, f in _cached(cache, scenes):
         with np.load(f) as z:
             boxes, class_ids = z["boxes"], z["class_ids"]
             confidence, angle = z["confidence"], z["angle"]
@@ -81,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cache", type=Path, help="build/corner-cache/<model hash>")
     ap.add_argument("scenes", type=Path, help="the scene folder the corners were cached from")
     args = ap.parse_args(argv)
-    if not any(args.cache.glob(f"{args.scenes.name}-scene_*.npz")):
+    if not _cached(args.cache, args.scenes):
         print(f"no cached corners for {args.scenes.name} in {args.cache}")
         return 2
     print(json.dumps(recall_by_design(args.cache, args.scenes), indent=1))
