@@ -331,10 +331,11 @@ class OnnxDetector:
         # detector misses them; 0 = off (models/MODEL_CARD.md, "The flat look from a milder
         # tilt where the far indices are small").
         self.flat_small_ratio = float(run.get("flat_small_ratio", 0.0))
-        # With `flat_full`, a photo decoded reduced is warped flat from its full-resolution
-        # pixels (the far indices keep what the camera saw of them).
-        self.flat_full = bool(run.get("flat_full", False))
         self.flat_small_side = float(run.get("flat_small_side", 0.0))
+        # With `flat_full`, a photo decoded reduced is warped flat from its full-resolution
+        # pixels (the far indices keep what the camera saw of them; off: 0.1-0.23 s more for
+        # +0.001 mAP50 from a seat, models/MODEL_CARD.md, "Phone-size photos from a seat").
+        self.flat_full = bool(run.get("flat_full", False))
         self.flat_max_side = int(run.get("flat_max_side", 3200))
         self.flat_runs = 0  # photos looked at again made flat (benchmarks report it, tests read it)
         # With `flat_read`, the boxes lying on that flat image are read there too and the two
@@ -930,7 +931,8 @@ class OnnxDetector:
         is warped to the flat table around the sure boxes (`FLAT_MARGIN`), where every index
         has about the size of those at the photo's centre, and the passes run on it again
         (on the warped pixels only; no second flat look). Their boxes are moved back (each
-        the bounds of its moved corners)."""
+        the bounds of its moved corners). With `flat_full`, the warp takes its pixels from
+        `full()` (`view` at full resolution) where that is given."""
         vh, vw = view.shape[:2]
         sure = boxes[scores >= SIDEWAYS_SURE]
         if turn:
@@ -1251,7 +1253,6 @@ def _three_colour(rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray) -> None
 # The sideways check counts corners that would pass the run-time gate: a detector score x
 # rank probability of 0.3 or more, at least four of them (`quarter_turn_upright`).
 SIDEWAYS_SURE = 0.3
-FLAT_SMALL_AT = 1600  # the long side `flat_small_side` is measured at, px
 SIDEWAYS_MIN_SURE = 4
 # The flat look (`OnnxDetector._flat_look`) warps the table around the sure boxes with this
 # many of their sizes to spare (or a tenth of their spread, if more). A box it finds joins
@@ -1259,6 +1260,7 @@ SIDEWAYS_MIN_SURE = 4
 # (the same index found twice would be two cards); one found on the photo too (IoU
 # `FLAT_SAME_IOU` or more) keeps its box, at the better score.
 FLAT_MARGIN = 4.0
+FLAT_SMALL_AT = 1600  # the long side `flat_small_side` is measured at, px
 FLAT_NEW_IOU = 0.2
 FLAT_SAME_IOU = 0.4
 # The rescue (`OnnxDetector._rescue`): a box under the score floor is read only where no
