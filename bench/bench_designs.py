@@ -37,8 +37,8 @@ def _cached(cache: Path, scenes: Path) -> list[tuple[dict, Path]]:
     for js in sorted(scenes.glob("scene_*.json")):
         scene = json.loads(js.read_text())
         photo = scenes / scene.get("image", {}).get("file", "")
-        if photo.is_file() and (cache / cache_name(photo)).is_file():
-            out.append((scene, cache / cache_name(photo)))
+        if photo.is_file() and (cache / (name := cache_name(photo))).is_file():
+            out.append((scene, cache / name))
     return out
 
 
@@ -90,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cache", type=Path, help="build/corner-cache/<model hash>")
     ap.add_argument("scenes", type=Path, help="the scene folder the corners were cached from")
     args = ap.parse_args(argv)
-    if not _cached(args.cache, args.scenes):
+    found = recall_by_design(args.cache, args.scenes)
+    if not found:
         print(f"no cached corners for {args.scenes.name} in {args.cache}")
         return 2
-    print(json.dumps(recall_by_design(args.cache, args.scenes), indent=1))
+    print(json.dumps(found, indent=1))
     return 0
 
 

@@ -114,6 +114,12 @@ def long_sides(boxes: np.ndarray) -> np.ndarray:
     return np.maximum(boxes[:, 2:] - boxes[:, :2], 1e-6).max(axis=1)
 
 
+def root_areas(boxes: np.ndarray) -> np.ndarray:
+    """The square root of each xyxy box's area (a size that a rank's glyph width moves less
+    than either side alone)."""
+    return np.sqrt(np.prod(np.maximum(boxes[:, 2:] - boxes[:, :2], 0.0), axis=1))
+
+
 def print_sizes(sides: np.ndarray) -> np.ndarray | None:
     """Which of two print sizes (0 smaller, 1 larger) each index is, given its box's longer
     side (`long_sides`), where the boxes fall into two (`PRINT_SPLIT`, `PRINT_GAP`); else

@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from scanner.classes import CLASS_ID, INDEX_CLASSES
-from scanner.corners import Corners, long_sides, print_sizes
+from scanner.corners import Corners, long_sides, print_sizes, root_areas
 from scanner.edges import card_edge_angles
 from scanner.imageio import MAX_BYTES, MAX_PIXELS, Photo, load_photo
 from scanner.ink import ink_colours
@@ -994,8 +994,7 @@ class OnnxDetector:
         size is `flat_small_side` or less at a 1,600 px long side."""
         if not (self.flat_small_ratio and self.flat_small_side and len(sure)):
             return self.flat_ratio
-        sides = np.sqrt(np.prod(np.maximum(sure[:, 2:] - sure[:, :2], 0.0), axis=1))
-        far = float(np.percentile(sides, 10)) * FLAT_SMALL_AT / max(size)
+        far = float(np.percentile(root_areas(sure), 10)) * FLAT_SMALL_AT / max(size)
         return min(self.flat_ratio, self.flat_small_ratio) if far <= self.flat_small_side \
             else self.flat_ratio
 

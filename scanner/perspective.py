@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scanner.corners import Corners
+from scanner.corners import Corners, root_areas
 
 # Size change across the photo below which the photo counts as shot from above: the
 # largest fitted index size over the smallest, at the sure corners. Two decks of different
@@ -152,8 +152,7 @@ def flattening_of_boxes(boxes: np.ndarray, image_size: tuple[int, int],
     centre = np.array([w / 2, h / 2], float)
     boxes = np.asarray(boxes, float).reshape(-1, 4)
     centers = (boxes[:, :2] + boxes[:, 2:]) / 2
-    c = fit_tilt(centers, np.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])),
-                 centre)
+    c = fit_tilt(centers, root_areas(boxes), centre)
     if by_height and c is not None:
         c = _fit_heights(boxes, centers, centre, c, angles)
     if c is None:
