@@ -192,7 +192,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import numpy as np
 
     (json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks,
-     polygons, keystone) = args
+     polygons, keystone, stroke) = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -222,6 +222,8 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     # cut through them are still fine, YOLO just sees them as background (rare).
     written = []
     stem = Path(json_path).stem
+    # its own draws: the tiles' places are the same with and without `stroke`
+    stroke_rng = np.random.default_rng([seed, 11, int(scene.get("seed", 0))])
     for t in range(tiles_per_scene):
         # Jitter the detection scale so the net sees indices a bit smaller and larger.
         long_side = DETECT_LONG_SIDE * float(rng.uniform(*SCALE_JITTER))
@@ -248,6 +250,10 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
             # A photo taken from a side of the table shows every index turned sideways;
             # ultralytics' `degrees` only tilts, and the scenes are shot from the long sides.
             crop, lines = quarter_turn(crop, lines, int(rng.choice([1, 3])))
+        if split == "train" and stroke and stroke_rng.random() < stroke:
+            # Print a pixel thinner or bolder (a 2x2 max or min filter of the tile): the
+            # held-out decks the detector misses most print hairline or heavy indices.
+            crop = (cv2.dilate if stroke_rng.random() < 0.5 else cv2.erode)(crop, np.ones((2, 2), np.uint8))
         name = f"{stem}_{t}"
         cv2.imwrite(str(Path(out_dir) / split / "images" / f"{name}.jpg"), crop,
                     [cv2.IMWRITE_JPEG_QUALITY, 92])
@@ -260,7 +266,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
                 bare_glyph: float = 0.0, quarter_turns: float = 0.0,
                 focus_ranks: tuple[str, ...] = (), polygons: bool = False,
-                keystone: float = 0.0) -> Path:
+                keystone: float = 0.0, stroke: float = 0.0) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles.
 
     With `focus_ranks`, every tile centres near an index of one of those ranks (scenes
@@ -268,7 +274,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
     worst (the jokers, whose art differs most between decks). With `polygons`, labels are the
     printed indices' four corners (`yolo_lines`). With `keystone`, that share of the train
     scenes is first warped as if photographed from a player's seat (far edge `KEYSTONE_FAR`
-    of the near one's width; `datasets.groundtruth.keystone_scene`).
+    of the near one's width; `datasets.groundtruth.keystone_scene`). With `stroke`, that
+    share of the train tiles has its print a pixel thinner or bolder.
     """
     from multiprocessing import Pool
 
@@ -280,7 +287,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
         tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
-                   quarter_turns, tuple(focus_ranks), polygons, keystone) for f in files]
+                   quarter_turns, tuple(focus_ranks), polygons, keystone, stroke) for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -293,7 +300,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
     (out_dir / "stats.json").write_text(json.dumps({"seed": seed, "tile": tile, "bare_glyph": bare_glyph,
                                                     "quarter_turns": quarter_turns,
                                                     "focus_ranks": list(focus_ranks), "polygons": polygons,
-                                                    "keystone": keystone,
+                                                    "keystone": keystone, "stroke": stroke,
                                                     **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
@@ -378,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keystone", type=float, default=0.0,
                     help="share of train scenes warped as if shot from a seat (far edge "
                          "0.4-0.9 of the near one) before tiling; val tiles stay as shot")
+    ap.add_argument("--stroke", type=float, default=0.0,
+                    help="share of train tiles whose print is made a pixel thinner or bolder")
     ap.add_argument("--tiles-only", action="store_true",
                     help="build the tiles in --tiles and stop (no training)")
     args = ap.parse_args(argv)
@@ -409,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
                                args.quarter_turns, tuple(args.focus_ranks), args.polygons,
-                               args.keystone)
+                               args.keystone, args.stroke)
         if args.tiles_only:
             print(f"tiles in {args.tiles}", flush=True)
             return 0

@@ -171,3 +171,34 @@ def test_keystone_tiles_keep_labels_on_the_print_and_leave_val_as_shot(tmp_path:
     assert _labels(out, "val") == _labels(plain, "val") and len(_labels(out, "val")) == 2
     assert _labels(out, "train") != _labels(plain, "train")
     assert json.loads((out / "stats.json").read_text())["keystone"] == 1.0
+
+
+def test_stroke_tiles_print_thinner_or_bolder_on_the_same_labels(tmp_path: Path):
+    _magenta_worker()
+    scenes = tmp_path / "scenes"
+    for i in (0, 1, 8):  # train, train, val
+        build.build_one(3, i, scenes)
+    made = {}
+    for stroke in (0.0, 1.0):
+        out = tmp_path / f"tiles-{stroke}"
+        train.build_tiles({"train": scenes / "train", "val": scenes / "val"}, out, 320,
+                          {"train": 4, "val": 1}, seed=1, jobs=1, stroke=stroke)
+        made[stroke] = out
+    plain, stroked = made[0.0], made[1.0]
+    assert _labels(plain, "train") == _labels(stroked, "train") and len(_labels(plain, "train")) == 8
+    grew = shrank = inked = 0
+    for img_path in sorted((plain / "train" / "images").glob("*.jpg")):
+        a = cv2.imread(str(img_path))
+        b = cv2.imread(str(stroked / "train" / "images" / img_path.name))
+        # the magenta print grows with a min filter, shrinks with a max
+        ink_a, ink_b = (int(((t[..., 2] > t[..., 1] + 50) & (t[..., 0] > t[..., 1] + 50)).sum())
+                        for t in (a.astype(int), b.astype(int)))
+        if ink_a > 50:  # a tile showing print: its ink 4% more or less (edges of a pixel)
+            inked += 1
+            grew += ink_b > 1.04 * ink_a
+            shrank += ink_b < 0.96 * ink_a
+            assert grew + shrank == inked, (img_path.name, ink_a, ink_b)
+    assert grew and shrank
+    for img_path in sorted((plain / "val" / "images").glob("*.jpg")):  # val tiles as shot
+        assert np.array_equal(cv2.imread(str(img_path)),
+                              cv2.imread(str(stroked / "val" / "images" / img_path.name)))
