@@ -7,6 +7,11 @@
   (15 rank classes, a corner matches a readable index, visible >= 0.6, at IoU >= 0.5;
   detections on barely visible indices are ignored, as COCO does with "difficult"
   boxes), the one-class index AP50, recall, and the rank accuracy of matched corners.
+  By default the corners are those the runtime returns (detector score >= `conf`, the
+  confidence gate `min_confidence`); `--conf 0.05 --min-confidence 0` ranks every corner
+  down to a detector score of 0.05 with no gate, the usual reading of mAP (ultralytics'
+  `val` ranks every detection down to 0.001): the area under the whole precision-recall
+  curve, not the part above the product's operating point.
   `--turn 90` (or 180, 270) turns every test photo counter-clockwise first, as if taken
   from another side of the table (the scenes are shot from a long side).
 - `real`: on the labelled real photos (card-level boxes, rank only), the share of
