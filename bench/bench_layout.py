@@ -19,7 +19,9 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
   the share read squared and natural or mixed as they are (`squared_kind_right`: the
   500 or 300 bonus), from the top card's ink measured on the photo as `scan` does
   (`--ink 0`: not measured, every squared canasta guessed natural);
-- time of `read_table` per scene (p50 / p95, warm).
+- time of `read_table` per scene (p50 / p95, warm), and on the detector's corners that of
+  `scanner.likeness.lift_lookalikes` before it (`lookalikes_ms_*`; `--lookalikes 0`: off),
+  which `scan_photo` runs between the two.
 
 `--turn 90` (180, 270) turns every scene counter-clockwise first, as if photographed from
 another side of the table (boxes, directions and, for the detector, the photo). From the
@@ -287,11 +289,28 @@ def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | N
     return corner_ink(corners.boxes, pixels)
 
 
+def _lookalikes(photo: Path, corners: Corners, turn: int, detector,
+                seat: Callable[[], bytes] | None = None) -> tuple[Corners, float]:
+    """`corners` with the unsure ones that look like the photo's sure ones lifted, on the
+    photo decoded as the detector decodes it (as `scan_photo` does), and the lift's time
+    in ms (the decode is the detector's)."""
+    from scanner.imageio import load_photo
+    from scanner.likeness import lift_lookalikes
+
+    src = load_photo(seat() if seat is not None else photo, long_side=detector.decode_long_side)
+    if turn and seat is None:
+        src = src.turned(turn)
+    start = time.perf_counter()
+    lifted = lift_lookalikes(corners, src.rgb, src.scale)
+    return lifted, (time.perf_counter() - start) * 1000
+
+
 def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         verbose: bool, layout_gate: float = 0.0, cache_root: Path | None = None,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
-        ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None) -> dict:
+        ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None,
+        lookalikes: bool = True) -> dict:
     rng = np.random.default_rng(seed)
     if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
         detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -307,7 +326,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             cache = cache_root / f"{_model_key(models)}-floor{detect_floor:g}"
             cache.mkdir(parents=True, exist_ok=True)
     totals: Counter = Counter()
-    times, cpu_times = [], []
+    times, cpu_times, lift_times = [], [], []
     for scene, photo in scenes:
         if not scene.get("complete", True):
             # a close shot of part of the table: its layout cannot match the whole deal
@@ -316,6 +335,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         scene, seat = photo_view(scene, photo, turn, keystone)
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
                               keystone, seat)
+        if source == "detector" and lookalikes:
+            corners, ms = _lookalikes(photo, corners, turn, detector, seat)
+            lift_times.append(ms)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
                  "tilted_confidence": tilted_gate,
@@ -387,6 +409,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         # step costs when other jobs share the cores
         "layout_cpu_ms_p50": statistics.median(cpu_times) if cpu_times else None,
         "layout_cpu_ms_p95": float(np.percentile(cpu_times, 95)) if cpu_times else None,
+        # `scan_photo` lifts the detector's unsure lookalike corners before the layout
+        "lookalikes_ms_p50": statistics.median(lift_times) if lift_times else None,
+        "lookalikes_ms_p95": float(np.percentile(lift_times, 95)) if lift_times else None,
     }
 
 
@@ -430,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ink", type=int, default=1, choices=(0, 1),
                         help="measure each corner's ink colour on the photo, as scan does "
                              "(a squared-up canasta's top card: natural or mixed); 0 = off")
+    parser.add_argument("--lookalikes", type=int, default=1, choices=(0, 1),
+                        help="lift the detector's unsure corners that look like the photo's "
+                             "sure ones of their rank, as scan does (scanner.likeness); 0 = off")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -446,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
             tilted = args.tilted_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
-                     bool(args.ink), args.keystone, tilted)
+                     bool(args.ink), args.keystone, tilted, bool(args.lookalikes))
         print(json.dumps(result))
     return 0
 

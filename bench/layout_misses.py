@@ -37,7 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_layout import _model_key, _why, corners_for, default_gates, load_scenes
+from bench.bench_layout import (
+    _lookalikes,
+    _model_key,
+    _why,
+    corners_for,
+    default_gates,
+    load_scenes,
+)
 from datasets.groundtruth import rank_class
 from scanner.classes import INDEX_CLASSES
 from scanner.corners import Corners
@@ -147,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         if photo is None or not scene.get("complete", True):
             continue
         corners = corners_for(args.source, scene, photo, rng, detector, cache, 0, args.detect_floor)
+        if detector is not None:  # as scan_photo does
+            corners, _ = _lookalikes(photo, corners, 0, detector)
         size = (scene["image"]["width"], scene["image"]["height"])
         gate, supported, tilted = default_gates(args.source)
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,

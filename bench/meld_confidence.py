@@ -43,6 +43,7 @@ import numpy as np
 
 from bench.bench_layout import (
     _ink,
+    _lookalikes,
     _model_key,
     corners_for,
     deal_scores,
@@ -118,6 +119,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         scene, seat = photo_view(scene, photo, 0, keystone)
         corners = corners_for("detector", scene, photo, rng, detector, cache, 0, floor,
                               keystone, seat)
+        corners, _ = _lookalikes(photo, corners, 0, detector, seat)  # as scan_photo does
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat))

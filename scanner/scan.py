@@ -17,6 +17,7 @@ import numpy as np
 
 from scanner.corners import Corners
 from scanner.ink import corner_ink
+from scanner.likeness import lift_lookalikes
 from scanner.reconstruct import (
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
@@ -87,7 +88,8 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         width, height = photo.size
         rgb, scale = photo.rgb, photo.scale
     detected = time.perf_counter()
-    table = read_table(corners, (width, height), min_confidence=LAYOUT_MIN_CONFIDENCE,
+    table = read_table(lift_lookalikes(corners, rgb, scale), (width, height),
+                       min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
                        tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
                        ink=corner_ink(corners.boxes, lambda: (rgb, scale)))
