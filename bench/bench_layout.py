@@ -290,10 +290,12 @@ def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | N
 
 
 def _lookalikes(photo: Path, corners: Corners, turn: int, detector,
-                seat: Callable[[], bytes] | None = None) -> tuple[Corners, float]:
+                seat: Callable[[], bytes] | None = None,
+                floor: float = LAYOUT_SUPPORTED_CONFIDENCE) -> tuple[Corners, float]:
     """`corners` with the unsure ones that look like the photo's sure ones lifted, on the
-    photo decoded as the detector decodes it (as `scan_photo` does), and the lift's time
-    in ms (the decode is the detector's)."""
+    photo decoded as the detector decodes it, from the floor `scan_photo` asks the detector
+    for (a cache may hold corners under it, which scan never sees), and the lift's time in
+    ms (the decode is the detector's)."""
     from scanner.imageio import load_photo
     from scanner.likeness import lift_lookalikes
 
@@ -301,7 +303,7 @@ def _lookalikes(photo: Path, corners: Corners, turn: int, detector,
     if turn and seat is None:
         src = src.turned(turn)
     start = time.perf_counter()
-    lifted = lift_lookalikes(corners, src.rgb, src.scale)
+    lifted = lift_lookalikes(corners, src.rgb, src.scale, floor=floor)
     return lifted, (time.perf_counter() - start) * 1000
 
 
@@ -312,8 +314,10 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None,
         lookalikes: bool = True) -> dict:
     rng = np.random.default_rng(seed)
-    if detect_floor is None:  # what scan_photo asks the detector for: the layout's floor
-        detect_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
+    # what scan_photo asks the detector for: the layout's floor
+    scan_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
+    if detect_floor is None:
+        detect_floor = scan_floor
     detector = None
     cache = None
     if source == "detector":
@@ -336,7 +340,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
                               keystone, seat)
         if source == "detector" and lookalikes:
-            corners, ms = _lookalikes(photo, corners, turn, detector, seat)
+            corners, ms = _lookalikes(photo, corners, turn, detector, seat, scan_floor)
             lift_times.append(ms)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,

@@ -136,16 +136,17 @@ def likeness(corners: Corners, rgb: np.ndarray, scale: float, ask: np.ndarray,
     return own, other
 
 
-def lift_lookalikes(corners: Corners, rgb: np.ndarray, scale: float = 1.0) -> Corners:
-    """`corners` with the unsure ones that look like the photo's sure corners of their rank
-    raised to `LIKENESS_LIFT` (see the module's docstring); the same corners otherwise, in
-    the same order. `rgb` is the photo at `scale` pixels per photo pixel."""
+def lift_lookalikes(corners: Corners, rgb: np.ndarray, scale: float = 1.0,
+                    floor: float = 0.0) -> Corners:
+    """`corners` with the unsure ones (from `floor`) that look like the photo's sure corners
+    of their rank raised to `LIKENESS_LIFT` (see the module's docstring); the same corners
+    otherwise, in the same order. `rgb` is the photo at `scale` pixels per photo pixel."""
     if not len(corners):
         return corners
     iou = box_iou_matrix(corners.boxes)
     surer = corners.confidence[None, :] > corners.confidence[:, None]
     overlapped = (np.where(surer, iou, 0.0).max(axis=1) >= LIKENESS_OVERLAP)
-    ask = (corners.confidence < LIKENESS_LIFT) & ~overlapped
+    ask = (corners.confidence >= floor) & (corners.confidence < LIKENESS_LIFT) & ~overlapped
     own, other = likeness(corners, rgb, scale, ask, iou)
     lift = ask & (own >= LIKENESS_MATCH) & (own > other)
     if not lift.any():

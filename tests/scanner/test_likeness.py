@@ -94,3 +94,12 @@ def test_box_iou_matrix():
     assert np.allclose(np.diag(iou), 1)
     assert np.isclose(iou[0, 1], 50 / 150) and iou[0, 2] == 0
     assert np.allclose(iou, iou.T)
+
+
+def test_corners_under_the_floor_are_left_as_they_are():
+    """The scan asks the detector for corners from its floor; under it none are lifted."""
+    rgb, corners = _table()
+    assert np.array_equal(lift_lookalikes(corners, rgb, floor=0.35).confidence,
+                          corners.confidence)
+    assert np.allclose(lift_lookalikes(corners, rgb, floor=0.3).confidence[[7, 10]],
+                       LIKENESS_LIFT)
