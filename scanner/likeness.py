@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from scanner.corners import Corners
+from scanner.detector import box_iou
 
 # A corner is an example of its rank's print from this confidence, read this surely...
 LIKENESS_SURE = 0.5
@@ -37,18 +38,6 @@ SHIFT_X, SHIFT_Y = 2, 3
 AXIS_TOLERANCE = 12.0
 # A patch whose grey levels spread less than this (standard deviation) shows no print
 BLANK_SPREAD = 4.0
-
-
-def box_iou_matrix(boxes: np.ndarray) -> np.ndarray:
-    """(n, n) intersection over union of xyxy boxes."""
-    b = np.asarray(boxes, np.float64).reshape(-1, 4)
-    x1 = np.maximum(b[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(b[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(b[:, None, 2], b[None, :, 2])
-    y2 = np.minimum(b[:, None, 3], b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    return inter / np.maximum(area[:, None] + area[None, :] - inter, 1e-9)
 
 
 def index_size(corners: Corners, examples: np.ndarray) -> tuple[float, float] | None:
@@ -80,6 +69,12 @@ def upright_patch(rgb: np.ndarray, box: np.ndarray, angle: float, size: tuple[fl
     return grey.astype(np.float32)
 
 
+def _pairwise_iou(boxes: np.ndarray) -> np.ndarray:
+    """(n, n) IoU of every pair of xyxy boxes."""
+    boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+    return box_iou(boxes[:, None, :], boxes)
+
+
 def _unit_rows(rows: np.ndarray) -> np.ndarray:
     """Each row less its mean, scaled to length 1 (0 where it is flat)."""
     rows = rows - rows.mean(axis=1, keepdims=True)
@@ -91,7 +86,7 @@ def likeness(corners: Corners, rgb: np.ndarray, scale: float, ask: np.ndarray,
     """For each corner in `ask`: the best match (normalised cross-correlation, -1 where
     there is nothing to compare) with the photo's examples of its own rank, and with those
     of any other rank. `rgb` is the photo at `scale` pixels per photo pixel; `iou`, the
-    corners' `box_iou_matrix` where known."""
+    corners' boxes' IoU, pair by pair, where known."""
     n = len(corners)
     own, other = np.full(n, -1.0), np.full(n, -1.0)
     confidence, reading = corners.confidence, corners.rank_confidence
@@ -109,7 +104,7 @@ def likeness(corners: Corners, rgb: np.ndarray, scale: float, ask: np.ndarray,
     size = (size[0] * scale, size[1] * scale)
     if min(size) < 4:
         return own, other  # indices of a few pixels show no print to compare
-    iou = box_iou_matrix(corners.boxes) if iou is None else iou
+    iou = _pairwise_iou(corners.boxes) if iou is None else iou
     inner = (slice(SHIFT_Y, PATCH_H - SHIFT_Y), slice(SHIFT_X, PATCH_W - SHIFT_X))
     templates = np.stack([upright_patch(rgb, boxes[e], corners.angle[e], size)[inner]
                           for e in examples])
@@ -143,7 +138,7 @@ def lift_lookalikes(corners: Corners, rgb: np.ndarray, scale: float = 1.0,
     otherwise, in the same order. `rgb` is the photo at `scale` pixels per photo pixel."""
     if not len(corners):
         return corners
-    iou = box_iou_matrix(corners.boxes)
+    iou = _pairwise_iou(corners.boxes)
     surer = corners.confidence[None, :] > corners.confidence[:, None]
     overlapped = (np.where(surer, iou, 0.0).max(axis=1) >= LIKENESS_OVERLAP)
     ask = (corners.confidence >= floor) & (corners.confidence < LIKENESS_LIFT) & ~overlapped

@@ -88,6 +88,8 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         width, height = photo.size
         rgb, scale = photo.rgb, photo.scale
     detected = time.perf_counter()
+    # the layout counts unsure corners that look like the photo's sure ones of their rank;
+    # the corners listed keep the detector's own scores
     table = read_table(lift_lookalikes(corners, rgb, scale), (width, height),
                        min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,

@@ -7,7 +7,7 @@ import numpy as np
 
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
-from scanner.likeness import LIKENESS_LIFT, box_iou_matrix, lift_lookalikes
+from scanner.likeness import LIKENESS_LIFT, lift_lookalikes
 
 PAPER = 235
 TILE_W, TILE_H = 26, 40
@@ -86,14 +86,6 @@ def test_nothing_is_lifted_without_sure_examples_or_print():
     blank = np.full_like(rgb, PAPER)
     assert np.array_equal(lift_lookalikes(corners, blank).confidence, corners.confidence)
     assert len(lift_lookalikes(Corners.empty(), rgb)) == 0
-
-
-def test_box_iou_matrix():
-    boxes = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]], float)
-    iou = box_iou_matrix(boxes)
-    assert np.allclose(np.diag(iou), 1)
-    assert np.isclose(iou[0, 1], 50 / 150) and iou[0, 2] == 0
-    assert np.allclose(iou, iou.T)
 
 
 def test_corners_under_the_floor_are_left_as_they_are():
