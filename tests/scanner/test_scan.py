@@ -227,3 +227,30 @@ def test_overlay_marks_a_meld_the_scanner_may_have_miscounted():
     marked = red(draw_overlay(rgb, stored))
     assert marked[H // 2:].sum() > 100  # the kings, near the camera, outlined in red
     assert not marked[: H // 2].any()  # the eights across are not
+
+
+def test_scan_reads_the_table_from_the_lookalike_lifted_corners(monkeypatch):
+    """The layout gets the corners `lift_lookalikes` returns for the photo's pixels; the
+    corners listed keep the detector's scores."""
+    import scanner.scan as scan_module
+
+    rgb = np.zeros((H, W, 3), np.uint8)
+    seen = {}
+
+    def lift(corners, pixels, scale):
+        seen.update(pixels=pixels, scale=scale, n=len(corners))
+        return Corners(corners.boxes, corners.class_ids, np.full(len(corners), 0.5),
+                       corners.angle, corners.rank_confidence)
+
+    read = scan_module.read_table
+
+    def read_table(corners, *args, **kwargs):
+        seen["layout_confidence"] = corners.confidence.copy()
+        return read(corners, *args, **kwargs)
+
+    monkeypatch.setattr(scan_module, "lift_lookalikes", lift)
+    monkeypatch.setattr(scan_module, "read_table", read_table)
+    result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
+    assert seen["pixels"] is rgb and seen["scale"] == 1.0 and seen["n"] == len(result.corners)
+    assert np.all(seen["layout_confidence"] == 0.5)
+    assert not np.all(result.corners.confidence == 0.5)  # the detector's own scores
