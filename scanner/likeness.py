@@ -12,6 +12,8 @@ the corners the layout would not count, beside sure ones of their rank.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 
@@ -146,6 +148,4 @@ def lift_lookalikes(corners: Corners, rgb: np.ndarray, scale: float = 1.0,
     lift = ask & (own >= LIKENESS_MATCH) & (own > other)
     if not lift.any():
         return corners
-    return Corners(corners.boxes, corners.class_ids,
-                   np.where(lift, LIKENESS_LIFT, corners.confidence).astype(np.float32),
-                   corners.angle, corners.rank_confidence)
+    return replace(corners, confidence=np.where(lift, LIKENESS_LIFT, corners.confidence))
