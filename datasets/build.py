@@ -92,7 +92,7 @@ def _task(args: tuple[int, int, str]) -> str:
 def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
           designs: list[str] | None = None, params: SceneParams | None = None,
           progress: bool = True, split: str | None = None, relettered: int = 0,
-          reletter_seed: int = 11) -> float:
+          reletter_seed: int = 11, reletter_fonts: str = "listed") -> float:
     """Build scenes [start, start+scenes) into out; returns seconds taken.
 
     With `split` ("train", "val" or "test") only the scenes of that split among them are
@@ -105,7 +105,7 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
     if relettered:  # training decks printed anew in other fonts (datasets/reletter.py)
         from datasets import reletter
 
-        manifest.update(reletter.prepare(relettered, reletter_seed))
+        manifest.update(reletter.prepare(relettered, reletter_seed, fonts=reletter_fonts))
     if not manifest:
         raise SystemExit(f"no card designs available (asked for {designs})")
     out.mkdir(parents=True, exist_ok=True)
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--relettered", type=int, default=0, metavar="N",
                     help="add N relettered training designs (datasets/reletter.py; train/val only)")
     ap.add_argument("--reletter-seed", type=int, default=11)
+    ap.add_argument("--reletter-fonts", choices=("listed", "wide"), default="listed",
+                    help="relettered designs' fonts: FONT_FILES, or every installed one (datasets/reletter.py)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.scenes < 1:
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     params = SceneParams(megapixels=(args.min_megapixels, args.max_megapixels))
     secs = build(args.scenes, args.seed, args.out, args.workers, args.start, args.designs, params,
                  progress=not args.no_progress, split=args.split, relettered=args.relettered,
-                 reletter_seed=args.reletter_seed)
+                 reletter_seed=args.reletter_seed, reletter_fonts=args.reletter_fonts)
     built = len(scene_indices(args.start, args.scenes, args.split))
     print(f"built {built} scenes in {secs:.1f} s ({built / secs:.2f} scenes/s) into {args.out}",
           file=sys.stderr)

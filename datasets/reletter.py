@@ -10,7 +10,8 @@ pip under it, in one, two or four corners, at its own distance from the edges. L
 are exact: the new index box is measured on the ink drawn.
 
 Fonts come from Debian packages (see datasets/README.md); missing ones are skipped, so the
-same seed gives the same designs on machines with the same fonts.
+same seed gives the same designs on machines with the same fonts. `--fonts wide` draws from
+every installed font that prints the index characters, a package first.
 
     python -m datasets.reletter --designs 24 --seed 11     # -> build/art/relettered.json
 """
@@ -65,19 +66,67 @@ SUIT_CHARS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 PAD = 0.08  # of the index height, around the ink: the margin measure_index gives a label
 
 
-def available_fonts(files: tuple[str, ...] = FONT_FILES) -> list[Path]:
-    return [FONT_ROOT / f for f in files if (FONT_ROOT / f).exists()]
+# Fonts whose letters are no letters (symbols, maths, icons): left out of the wide set
+NOT_LETTERS = ("symbol", "dingbat", "math", "emoji", "icon", "braille", "music", "d050000l",
+               "z003", "ornament")
+# The characters an index may print
+INDEX_CHARS = "AKQJ1023456789OER"
 
 
-def _style(rng: np.random.Generator, fonts: list[Path], pip_fonts: list[Path]) -> dict[str, Any]:
-    """One relettered design's print: font, sizes, colours, corners, placement."""
+def available_fonts(files: tuple[str, ...] = FONT_FILES) -> list[list[Path]]:
+    """The listed fonts found, each its own group (see `_style`)."""
+    return [[FONT_ROOT / f] for f in files if (FONT_ROOT / f).exists()]
+
+
+def prints_letters(font_file: Path) -> bool:
+    """Whether the font draws every index character as its own glyph: a character it lacks
+    draws the font's blank-box glyph, the same as a private-use character does."""
+    from PIL import ImageFont
+
+    try:
+        font = ImageFont.truetype(str(font_file), 48)
+        missing = _mask_bytes(font.getmask("\U0010fffd"))
+        masks = [font.getmask(ch) for ch in INDEX_CHARS]
+    except OSError:
+        return False
+    return all(m.getbbox() is not None and _mask_bytes(m) != missing for m in masks)
+
+
+def _mask_bytes(mask) -> tuple:
+    """A glyph mask (PIL's core image) as comparable (size, pixels)."""
+    return mask.size, bytes(mask)
+
+
+def wide_fonts(root: Path = FONT_ROOT) -> list[list[Path]]:
+    """Every installed font that prints the index characters, grouped by the folder of its
+    package (`truetype/noto`, `opentype/urw-base35`, ...), groups and files sorted: a design
+    draws a package first, so one package of hundreds of faces is one choice among many."""
+    groups: dict[str, list[Path]] = {}
+    for f in sorted(root.rglob("*")):
+        if f.suffix.lower() not in (".ttf", ".otf") or any(w in f.name.lower() for w in NOT_LETTERS):
+            continue
+        if prints_letters(f):
+            groups.setdefault("/".join(f.parent.relative_to(root).parts[:2]), []).append(f)
+    return [groups[k] for k in sorted(groups)]
+
+
+FONT_SETS = {"listed": available_fonts, "wide": wide_fonts}
+
+
+def _style(rng: np.random.Generator, fonts: list[list[Path]], pip_fonts: list[list[Path]]
+           ) -> dict[str, Any]:
+    """One relettered design's print: font (a group, then one of its files where it has
+    more than one: the listed set's seeds draw what they drew before groups), sizes,
+    colours, corners, placement."""
     corners = [("tl", "br"), ("tl", "br"), ("tl", "br"), ("tl", "br"), ("tl", "tr", "br", "bl"),
                ("tr",), ("tl",)][int(rng.integers(7))]
     red = (int(rng.integers(150, 236)), int(rng.integers(0, 45)), int(rng.integers(0, 60)))
     black = tuple(int(v) for v in rng.integers(0, 50, 3)) if rng.random() < 0.8 else (20, 30, 90)
+    group = fonts[int(rng.integers(len(fonts)))]
+    font = group[int(rng.integers(len(group)))] if len(group) > 1 else group[0]
     return {
-        "font": str(fonts[int(rng.integers(len(fonts)))]),
-        "pip_font": str(pip_fonts[int(rng.integers(len(pip_fonts)))]),
+        "font": str(font),
+        "pip_font": str(pip_fonts[int(rng.integers(len(pip_fonts)))][0]),
         "glyph_h": float(rng.uniform(0.065, 0.13)),     # cap height, of the card height
         "squeeze": float(rng.uniform(0.75, 1.15)),      # horizontal scale of the glyphs
         "pip": bool(rng.random() < 0.7),                # a suit pip under the rank
@@ -239,12 +288,13 @@ def reletter(faces: np.ndarray, base: dict[str, Any], style: dict[str, Any]) -> 
     return out, entry
 
 
-def prepare(count: int, seed: int, force: bool = False) -> dict[str, Any]:
-    """Make sure `count` relettered designs exist (build/art/relettered.json); returns them."""
+def prepare(count: int, seed: int, force: bool = False, fonts: str = "listed") -> dict[str, Any]:
+    """Make sure `count` relettered designs exist (build/art/relettered.json); returns them.
+    `fonts`: "listed" (FONT_FILES) or "wide" (every installed font, see `wide_fonts`)."""
     manifest = art.prepare_all()
     bases = sorted(n for n, m in manifest.items()
                    if m["split"] == "train" and usable_base(art.load_faces(n), m))
-    fonts, pip_fonts = available_fonts(), available_fonts(PIP_FONTS)
+    fonts, pip_fonts = FONT_SETS[fonts](), available_fonts(PIP_FONTS)
     if not fonts or not pip_fonts:
         raise SystemExit("no fonts found under /usr/share/fonts (see datasets/README.md)")
     have = json.loads(MANIFEST.read_text()) if MANIFEST.exists() and not force else {}
@@ -273,9 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--designs", type=int, default=24, help="how many relettered designs")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--force", action="store_true", help="redraw existing ones")
+    ap.add_argument("--fonts", choices=sorted(FONT_SETS), default="listed",
+                    help="the fonts listed in FONT_FILES, or every installed one (by package)")
     ap.add_argument("--sheet", type=Path, help="also draw the designs with their label boxes (art.art_sheet)")
     args = ap.parse_args(argv)
-    made = prepare(args.designs, args.seed, args.force)
+    made = prepare(args.designs, args.seed, args.force, args.fonts)
     if args.sheet:
         art.art_sheet(args.sheet, made)
     print(f"{len(made)} relettered designs in {MANIFEST}", file=sys.stderr)

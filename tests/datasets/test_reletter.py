@@ -97,3 +97,37 @@ def test_bare_glyph_style_prints_no_pip():
     tall = with_pip["index_boxes"]["A"][3] - with_pip["index_boxes"]["A"][1]
     short = bare["index_boxes"]["A"][3] - bare["index_boxes"]["A"][1]
     assert short < 0.7 * tall
+
+
+DEJAVU = reletter.FONT_ROOT / "truetype/dejavu/DejaVuSans.ttf"
+
+
+def test_wide_fonts_are_grouped_by_package_and_skip_what_prints_no_letters(tmp_path):
+    for folder in ("truetype/beta", "truetype/alpha", "opentype/alpha/sub"):
+        (tmp_path / folder).mkdir(parents=True)
+    for path in ("truetype/beta/Two.ttf", "truetype/beta/One.ttf", "truetype/alpha/Serif.ttf",
+                 "opentype/alpha/sub/Deep.otf", "truetype/alpha/StandardSymbols.ttf"):
+        (tmp_path / path).symlink_to(DEJAVU)
+    (tmp_path / "truetype/alpha/Broken.ttf").write_bytes(b"not a font")
+    (tmp_path / "truetype/alpha/notes.txt").write_text("not a font either")
+    groups = reletter.wide_fonts(tmp_path)
+    names = [[f.relative_to(tmp_path).as_posix() for f in g] for g in groups]
+    assert names == [["opentype/alpha/sub/Deep.otf"], ["truetype/alpha/Serif.ttf"],
+                     ["truetype/beta/One.ttf", "truetype/beta/Two.ttf"]]
+    assert not reletter.prints_letters(tmp_path / "truetype/alpha/Broken.ttf")
+
+
+def test_listed_fonts_draw_as_before_groups_and_a_group_draws_one_of_its_files():
+    fonts = [[reletter.FONT_ROOT / f] for f in ("a.ttf", "b.ttf", "c.ttf")]
+    pips = [[DEJAVU]]
+    for seed in range(20):
+        twin = np.random.default_rng(seed)
+        twin.integers(7), twin.integers(150, 236), twin.integers(0, 45), twin.integers(0, 60)
+        twin.integers(0, 50, 3) if twin.random() < 0.8 else None
+        flat = [g[0] for g in fonts][int(twin.integers(3))]  # the draw before fonts had groups
+        style = reletter._style(np.random.default_rng(seed), fonts, pips)
+        assert style["font"] == str(flat)
+        assert style["glyph_h"] == pytest.approx(float(twin.uniform(0.065, 0.13)))
+    group = [reletter.FONT_ROOT / f"g{k}.ttf" for k in range(4)]
+    drawn = {reletter._style(np.random.default_rng(seed), [group], pips)["font"] for seed in range(40)}
+    assert drawn == {str(f) for f in group}
