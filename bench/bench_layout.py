@@ -5,8 +5,10 @@ test split, or scenes generated on the fly with `datasets.scene.make_scene`):
 
 - meld exact: a true meld has a predicted meld of the same team and rank with the same
   number of naturals and of wilds (reported with and without squared-up canastas, whose
-  count the photo cannot show: the player counts them; and over the readable melds,
-  those whose every card shows an index, which is what the layout step alone decides);
+  count the photo cannot show: the player counts them; `meld_exact_squared_counted` takes
+  a squared canasta as right where it is read squared, with the count the player types in;
+  and over the readable melds, those whose every card shows an index, which is what the
+  layout step alone decides);
 - deal score exact: the predicted layout, given the true went-out, concealed and hand,
   scores both teams' deal exactly as the true layout does (raw, and with the player's
   count of each flagged squared canasta filled in; also over the readable scenes, where
@@ -130,6 +132,8 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
         if kind == "squared":  # natural or mixed: the canasta bonus (500 or 300)
             counts["squared_kind_right"] += (p is not None and p.squared
                                              and (not p.wilds) == (not m["wilds"]))
+            # read as a squared-up canasta: the review asks the player for its count
+            counts["squared_flagged"] += p is not None and p.squared
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
     counts["extra_melds"] += sum(1 for key in pred if key not in truth)
@@ -392,6 +396,10 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         "melds": melds,
         "meld_exact": exact / max(melds, 1),
         "meld_exact_not_squared": totals["plain_exact"] / max(totals["plain_total"], 1),
+        # every meld, a squared-up canasta right where it is read squared (its rank on its
+        # team's side) and the player has typed in the count the review asks for
+        "meld_exact_squared_counted":
+            (totals["plain_exact"] + totals["squared_flagged"]) / max(melds, 1),
         "readable_melds": totals["readable_total"],
         "meld_exact_readable": totals["readable_exact"] / max(totals["readable_total"], 1),
         "squared_melds": totals["squared_total"],

@@ -22,3 +22,14 @@ def test_squared_kind_counts_natural_or_mixed_whatever_the_count():
     unsquared = compare_melds(scene, _reading(5, ["2", "JK"], squared=False))
     assert unsquared["squared_kind_right"] == 0 and unsquared["squared_exact"] == 1
     assert compare_melds(scene, SimpleNamespace(melds=[]))["squared_kind_right"] == 0
+
+
+def test_a_squared_canasta_counts_as_exact_with_the_players_count_only_where_read_squared():
+    scene = {"melds": [{"team": 0, "rank": "Q", "naturals": 5, "wilds": ["2", "JK"],
+                        "squared": True}], "cards": []}
+    assert compare_melds(scene, _reading(9, []))["squared_flagged"] == 1     # count asked
+    assert compare_melds(scene, _reading(5, ["2", "JK"], squared=False))["squared_flagged"] == 0
+    assert compare_melds(scene, SimpleNamespace(melds=[]))["squared_flagged"] == 0
+    other_team = SimpleNamespace(melds=[SimpleNamespace(team=1, rank="Q", naturals=5,
+                                                        wilds=["2", "JK"], squared=True)])
+    assert compare_melds(scene, other_team)["squared_flagged"] == 0
