@@ -12,8 +12,9 @@ whole where the index is its first letters); such a box counts as a miss in mAP5
 gives the layout a wrong index size.
 
 Crops are turned by quarter turns in training (boxes turned with them); the result goes
-to `models/refiner.onnx`, its geometry and learning curve to `models/detector.json`
-("refiner"); the runtime uses it when `detector.json` names it (scanner/detector.py).
+to `refiner.onnx` in the run folder (`--models models`: the shipped file), its geometry and
+learning curve to `detector.json` beside it ("refiner"); the runtime uses it when
+`detector.json` names it (scanner/detector.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.train import BUILD, MIN_VISIBLE, MODELS, index_boxes, scene_files
+from datasets.train import BUILD, MIN_VISIBLE, index_boxes, scene_files
 from datasets.train_classifier import (
     conv_features,
     fit,
@@ -212,8 +213,8 @@ def export(model, path: Path) -> None:
                       dynamic_axes={"crops": {0: "n"}, "boxes": {0: "n"}}, dynamo=False)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Cut crops (cached per scene folder), train, export to models/refiner.onnx."""
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; the network goes to `--models`, by default the run folder."""
     ap = argparse.ArgumentParser(prog="python -m datasets.train_boxes")
     ap.add_argument("--scenes", type=Path, nargs="+", default=[BUILD / "scenes"],
                     help="scene folders (each with train/ and val/) whose train scenes are cut")
@@ -235,12 +236,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--models", type=Path, default=None,
+                    help="where the ONNX file and its detector.json entry go (default: the --run "
+                         "folder; `--models models` replaces the shipped network)")
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
     ap.add_argument("--keystone", type=float, default=0.0, metavar="SHARE",
                     help="that share of the train scenes seen from a player's seat when their crops "
                          "are cut (datasets.groundtruth.seat_view; default 0)")
     args = ap.parse_args(argv)
+    args.models = args.models or args.run  # never the shipped files unless asked
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cut crops (cached per scene folder), train, export to MODELS/refiner.onnx (the run
+    folder unless `--models` says otherwise)."""
+    args = parse_args(argv)
 
     parts = []
     for i, folder in enumerate(args.scenes):
@@ -256,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     model, history = train(parts, val_npz, args.epochs, args.seed, args.threads, args.run,
                            args.epoch_size, args.batch, args.lr, args.init)
-    args.models.mkdir(exist_ok=True)
+    args.models.mkdir(parents=True, exist_ok=True)
     export(model, args.models / "refiner.onnx")
     record_model(args.models, "refiner", {
         "file": "refiner.onnx", "crop_size": CROP_SIZE, "crop_margin": CROP_MARGIN,

@@ -7,8 +7,9 @@ resized to 40 px), with the box jittered the way a detector misplaces it, plus r
 non-index crops of the same sizes labelled "none". A ~100k-parameter CNN learns the rank
 (the 15 `INDEX_CLASSES`, then "none") and the direction the index's card top points as
 (cos, sin). Crops are rotated by quarter turns during training (angle label turned with
-them) so every rank is seen in every orientation. The result goes to
-`models/classifier.onnx`, its settings to `models/detector.json`.
+them) so every rank is seen in every orientation. The result goes to `classifier.onnx`
+in the run folder (`--models models`: the shipped file), its settings to `detector.json`
+beside it.
 """
 
 from __future__ import annotations
@@ -490,10 +491,11 @@ def export(model, path: Path, crop_size: int = CROP_SIZE) -> None:
 
 def record_model(models: Path, key: str, entry: dict) -> None:
     """Name an exported model (`entry`, with its file) under `key` in `models`/detector.json,
-    the rest of the file kept."""
+    the rest of the file kept, and the rest of the old entry too (the shipped reader's entry
+    names the readers averaged with it, `also`)."""
     meta_path = models / "detector.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta[key] = entry
+    meta[key] = {**meta.get(key, {}), **entry}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     print(f"exported {models / entry['file']}", flush=True)
 
@@ -519,8 +521,8 @@ def check_cache_geometry(cache: Path, crop_size: int, crop_margin: float) -> Non
                          f"use another --cache")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Cut crops (cached), train, export to models/classifier.onnx."""
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; the network goes to `--models`, by default the run folder."""
     ap = argparse.ArgumentParser(prog="python -m datasets.train_classifier")
     ap.add_argument("--scenes", type=Path, default=BUILD / "scenes")
     ap.add_argument("--cache", type=Path, default=BUILD / "index-crops")
@@ -537,7 +539,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", type=Path, default=MODELS)
+    ap.add_argument("--models", type=Path, default=None,
+                    help="where the ONNX file and its detector.json entry go (default: the --run "
+                         "folder; `--models models` replaces the shipped network)")
     ap.add_argument("--crop-size", type=int, default=CROP_SIZE,
                     help="crop side in pixels the reader reads (written to detector.json)")
     ap.add_argument("--crop-margin", type=float, default=CROP_MARGIN,
@@ -580,6 +584,14 @@ def main(argv: list[str] | None = None) -> int:
                          "'direction' (the runtime settles the direction of the ranks runtime "
                          "'wide_direction' names with it, scanner/detector.py)")
     args = ap.parse_args(argv)
+    args.models = args.models or args.run  # never the shipped files unless asked
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cut crops (cached), train, export to MODELS/classifier.onnx (the run folder unless
+    `--models` says otherwise)."""
+    args = parse_args(argv)
     if not 4 <= args.soft_min <= 30:
         raise SystemExit(f"--soft-min {args.soft_min}: a side from 4 to 30 px")
     if args.six_nine and args.direction:
@@ -624,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     model, history = train(parts, va_npz, args.epochs, args.seed, args.threads,
                            args.run, args.epoch_size, args.batch, args.lr, args.init,
                            args.width, args.soft_min)
-    args.models.mkdir(exist_ok=True)
+    args.models.mkdir(parents=True, exist_ok=True)
     name, key = (("sixnine.onnx", "six_nine") if args.six_nine else
                  ("direction.onnx", "direction") if args.direction else
                  ("classifier.onnx", "classifier"))

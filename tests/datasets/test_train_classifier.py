@@ -211,3 +211,25 @@ def test_a_seat_view_leaves_out_indices_off_the_photo():
     kept = [i["box"] for c in seen["cards"] for i in c["indices"]]
     assert len(kept) == 1 and all(0 <= v <= max(w, h) for v in kept[0])
     assert len(scene["cards"][0]["indices"]) == 2  # the scene given is not changed
+
+
+def test_a_training_run_exports_into_its_run_folder_unless_told_otherwise():
+    from datasets import train_boxes
+
+    for module, run in ((train_classifier, "runs/cls-x"), (train_boxes, "runs/ref-x")):
+        assert module.parse_args(["--run", run]).models == Path(run)
+        assert module.parse_args(["--run", run, "--models", "models"]).models == Path("models")
+        assert module.parse_args([]).models == module.parse_args([]).run
+
+
+def test_a_reader_exported_again_keeps_the_readers_averaged_with_it(tmp_path):
+    (tmp_path / "detector.json").write_text(json.dumps({
+        "classifier": {"file": "classifier.onnx", "width": 1.0, "history": [{"epoch": 1}],
+                       "also": ["classifier-wide.onnx"]},
+        "refiner": {"file": "refiner.onnx"}}))
+    train_classifier.record_model(tmp_path, "classifier",
+                                  {"file": "classifier.onnx", "width": 1.0, "history": [{"epoch": 5}]})
+    meta = json.loads((tmp_path / "detector.json").read_text())
+    assert meta["classifier"] == {"file": "classifier.onnx", "width": 1.0, "history": [{"epoch": 5}],
+                                  "also": ["classifier-wide.onnx"]}
+    assert meta["refiner"] == {"file": "refiner.onnx"}
