@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from datasets import art
+from datasets import art, reletter
 from datasets.render import ArtBank, backgrounds_for, render
 from datasets.scene import SceneParams, make_scene
 
@@ -103,8 +103,6 @@ def build(scenes: int, seed: int, out: Path, workers: int = 2, start: int = 0,
     params = params or SceneParams()
     manifest = art.prepare_all(designs)
     if relettered:  # training decks printed anew in other fonts (datasets/reletter.py)
-        from datasets import reletter
-
         manifest.update(reletter.prepare(relettered, reletter_seed, fonts=reletter_fonts))
     if not manifest:
         raise SystemExit(f"no card designs available (asked for {designs})")
@@ -149,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--relettered", type=int, default=0, metavar="N",
                     help="add N relettered training designs (datasets/reletter.py; train/val only)")
     ap.add_argument("--reletter-seed", type=int, default=11)
-    ap.add_argument("--reletter-fonts", choices=("listed", "wide"), default="listed",
+    ap.add_argument("--reletter-fonts", choices=sorted(reletter.FONT_SETS), default="listed",
                     help="relettered designs' fonts: FONT_FILES, or every installed one (datasets/reletter.py)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
