@@ -192,7 +192,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
     import numpy as np
 
     (json_path, out_dir, split, tile, tiles_per_scene, seed, bare_glyph, quarter_turns, focus_ranks,
-     polygons, keystone, stroke) = args
+     polygons, keystone, stroke, min_visible) = args
     scene = json.loads(Path(json_path).read_text())
     img_path = Path(json_path).with_name(scene["image"]["file"])
     rgb = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
@@ -212,7 +212,7 @@ def _tile_scene(args: tuple) -> list[tuple[str, int]]:
 
         scene, rgb = seat_view(scene, rgb, 1.0, float(rng.uniform(*KEYSTONE_FAR)))
     h, w = rgb.shape[:2]
-    readable = index_boxes(scene)
+    readable = index_boxes(scene, min_visible)
     boxes = np.array([b["box"] for b in readable], dtype=np.float32).reshape(-1, 4)
     quads = np.array([b["quad"] for b in readable], dtype=np.float32).reshape(-1, 4, 2) if polygons else None
     focus = np.array([b["rank"] in focus_ranks for b in readable], bool) if focus_ranks else None
@@ -266,7 +266,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                 seed: int, max_scenes: dict[str, int] | None = None, jobs: int = 2,
                 bare_glyph: float = 0.0, quarter_turns: float = 0.0,
                 focus_ranks: tuple[str, ...] = (), polygons: bool = False,
-                keystone: float = 0.0, stroke: float = 0.0) -> Path:
+                keystone: float = 0.0, stroke: float = 0.0,
+                min_visible: float = MIN_VISIBLE) -> Path:
     """Write a YOLO dataset (images/labels per split + data.yaml) of one-class index tiles.
 
     With `focus_ranks`, every tile centres near an index of one of those ranks (scenes
@@ -275,7 +276,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
     printed indices' four corners (`yolo_lines`). With `keystone`, that share of the train
     scenes is first warped as if photographed from a player's seat (far edge `KEYSTONE_FAR`
     of the near one's width; `datasets.groundtruth.keystone_scene`). With `stroke`, that
-    share of the train tiles has its print a pixel thinner or bolder.
+    share of the train tiles has its print a pixel thinner or bolder. Indices less visible
+    than `min_visible` (the share of the index not under another card) are not labelled.
     """
     from multiprocessing import Pool
 
@@ -287,7 +289,8 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
         if max_scenes and max_scenes.get(split):
             files = files[: max_scenes[split]]
         tasks += [(str(f), str(out_dir), split, tile, tiles_per_scene[split], seed, bare_glyph,
-                   quarter_turns, tuple(focus_ranks), polygons, keystone, stroke) for f in files]
+                   quarter_turns, tuple(focus_ranks), polygons, keystone, stroke, min_visible)
+                  for f in files]
     t0 = time.time()
     with Pool(jobs) as pool:
         results = [r for chunk in pool.imap_unordered(_tile_scene, tasks, chunksize=4)
@@ -301,7 +304,7 @@ def build_tiles(scene_dirs: dict[str, Path], out_dir: Path, tile: int, tiles_per
                                                     "quarter_turns": quarter_turns,
                                                     "focus_ranks": list(focus_ranks), "polygons": polygons,
                                                     "keystone": keystone, "stroke": stroke,
-                                                    **stats,
+                                                    "min_visible": min_visible, **stats,
                                                     "seconds": round(time.time() - t0)}))
     print(f"tiles: {stats} in {time.time() - t0:.0f} s", flush=True)
     return yaml
@@ -387,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
                          "0.4-0.9 of the near one) before tiling; val tiles stay as shot")
     ap.add_argument("--stroke", type=float, default=0.0,
                     help="share of train tiles whose print is made a pixel thinner or bolder")
+    ap.add_argument("--min-visible", type=float, default=MIN_VISIBLE,
+                    help="label indices from this visible share (default: MIN_VISIBLE); lower "
+                         "teaches indices partly under the next card")
     ap.add_argument("--tiles-only", action="store_true",
                     help="build the tiles in --tiles and stop (no training)")
     args = ap.parse_args(argv)
@@ -418,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                                {"train": args.tiles_per_scene, "val": 2}, args.seed,
                                {"train": args.max_scenes, "val": 150}, args.jobs, args.bare_glyph,
                                args.quarter_turns, tuple(args.focus_ranks), args.polygons,
-                               args.keystone, args.stroke)
+                               args.keystone, args.stroke, args.min_visible)
         if args.tiles_only:
             print(f"tiles in {args.tiles}", flush=True)
             return 0
