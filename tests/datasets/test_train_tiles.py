@@ -202,3 +202,20 @@ def test_stroke_tiles_print_thinner_or_bolder_on_the_same_labels(tmp_path: Path)
     for img_path in sorted((plain / "val" / "images").glob("*.jpg")):  # val tiles as shot
         assert np.array_equal(cv2.imread(str(img_path)),
                               cv2.imread(str(stroked / "val" / "images" / img_path.name)))
+
+
+def test_min_visible_decides_which_indices_are_labelled(tmp_path: Path):
+    _magenta_worker()
+    scenes = tmp_path / "scenes"
+    for i in (0, 1):
+        build.build_one(3, i, scenes)
+
+    def label_lines(min_visible: float) -> int:
+        out = tmp_path / f"tiles-{min_visible}"
+        train.build_tiles({"train": scenes / "train"}, out, 320, {"train": 3}, seed=1, jobs=1,
+                          min_visible=min_visible)
+        assert json.loads((out / "stats.json").read_text())["min_visible"] == min_visible
+        return sum(len(t.splitlines()) for t in _labels(out, "train").values())
+
+    assert label_lines(train.MIN_VISIBLE) > 20
+    assert label_lines(1.01) == 0  # no index is more than wholly visible
