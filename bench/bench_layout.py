@@ -129,11 +129,12 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
         if kind == "plain" and meld_readable(scene, m):
             counts["readable_total"] += 1
             counts["readable_exact"] += ok
-        if kind == "squared":  # natural or mixed: the canasta bonus (500 or 300)
-            counts["squared_kind_right"] += (p is not None and p.squared
-                                             and (not p.wilds) == (not m["wilds"]))
+        if kind == "squared":
             # read as a squared-up canasta: the review asks the player for its count
-            counts["squared_flagged"] += p is not None and p.squared
+            flagged = p is not None and p.squared
+            counts["squared_flagged"] += flagged
+            # natural or mixed: the canasta bonus (500 or 300)
+            counts["squared_kind_right"] += flagged and (not p.wilds) == (not m["wilds"])
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
     counts["extra_melds"] += sum(1 for key in pred if key not in truth)
