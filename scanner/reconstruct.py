@@ -1874,7 +1874,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     place on a column or row of surer cards of their rank (or a wild); those from
     `SURE_READING_FLOOR` whose rank the reader reads with `SURE_READING` or more are used
     as sure ones, and so are red threes from `supported_confidence` read with
-    `RED_THREE_READING` or more. `ink`, given corner numbers, says the colour of their ink ("red",
+    `RED_THREE_READING` or more, and two of one rank that show one whole card together
+    (`_whole_unsure_cards`). `ink`, given corner numbers, says the colour of their ink ("red",
     "black" or None where unsure; `scanner.ink` measures it on the photo): it is asked
     about a squared-up canasta's top card, whose colour tells a natural canasta from a
     mixed one (`_squared_guess`).
@@ -1907,6 +1908,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
             letters |= joker_letters(corners, whole)
             used &= ~letters
         if candidates.any():
+            used[_whole_unsure_cards(cards, stacks, candidates, corners)] = True
+            used &= ~letters
             # a supported card supports the next one along its line: repeat until none joins
             firm = used.copy()
             for _ in range(SUPPORT_ROUNDS):
@@ -2021,6 +2024,37 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
 
 # rounds of support: a card taken in one round supports the next along its line
 SUPPORT_ROUNDS = 4
+# Two unsure corners of one rank that pair as one card's two indices are that card from
+# this confidence (`_whole_unsure_cards`).
+WHOLE_UNSURE_FLOOR = 0.25
+# ... each read as that rank with this probability or more (as a lone red three needs,
+# `RED_THREE_READING`).
+WHOLE_UNSURE_READING = 0.5
+
+
+def _whole_unsure_cards(cards: list[CardReading], stacks: list[list[int]],
+                        candidates: np.ndarray, corners: Corners) -> np.ndarray:
+    """Numbers of the unsure corners (`candidates`) that show a whole card together: two
+    or more of one rank, each `WHOLE_UNSURE_FLOOR` or more and read as that rank with
+    `WHOLE_UNSURE_READING` or more, paired as one card of the reading with them (`cards`),
+    with no surer corner on it.
+
+    No line of sure cards supports a card lying alone (a squared-up canasta's top card),
+    but two indices of one rank at the opposite corners of one card are rarely both false.
+    Only a card lying alone in that reading (its stack holds no other card, unsure or
+    not): the whole front card of a column of unsure cards stays as unsure as they are
+    (taken alone it would read as a squared-up canasta). Measured on the shipped corners
+    (docs/LAYOUT.md, session 48): deals test 210 -> 211, val 207 -> 208, t4 585 -> 585,
+    none lost."""
+    out: list[int] = []
+    for card in cards:
+        ids = np.asarray(card.corner_ids, int)
+        if (len(ids) >= 2 and len(stacks[card.stack]) == 1 and candidates[ids].all()
+                and len(set(corners.class_ids[ids].tolist())) == 1
+                and corners.confidence[ids].min() >= WHOLE_UNSURE_FLOOR
+                and corners.rank_confidence[ids].min() >= WHOLE_UNSURE_READING):
+            out.extend(ids.tolist())
+    return np.asarray(out, int)
 
 
 # a line's step within this share of a whole number of the table's steps holds cards unseen

@@ -683,6 +683,35 @@ def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
     assert any(unsure in card.corner_ids for card in reading.cards)
 
 
+def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
+    # a squared-up canasta's top card lies alone, so no line of sure cards supports it;
+    # its two indices, both read unsurely as queens, pair as one whole card
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "QH", "x": 2000, "y": 2000,
+                                                         "angle": 1}]
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    queens = np.flatnonzero(corners.class_ids == CLASS_ID["Q"])
+    assert len(queens) == 2
+
+    def unsure(score: float, reading: float, ids: np.ndarray = corners.class_ids) -> Corners:
+        q = np.isin(np.arange(len(corners)), queens)
+        return Corners(corners.boxes, ids, np.where(q, score, corners.confidence),
+                       corners.angle, np.where(q, reading, 1.0))
+
+    def squared(c: Corners) -> set[str]:
+        reading = read_table(c, (W, H), min_confidence=0.4, supported_confidence=0.2)
+        assert team_melds(reading, 0)[0] == ["6"] * 3
+        return {m.rank for m in reading.melds if m.squared}
+
+    assert squared(unsure(0.3, 0.6)) == {"Q"}
+    assert squared(unsure(0.22, 0.6)) == set()  # under the floor
+    assert squared(unsure(0.3, 0.45)) == set()  # the rank read too unsurely
+    assert squared(unsure(0.3, 0.6).select(
+        np.delete(np.arange(len(corners)), queens[1]))) == set()  # one index alone
+    ids = corners.class_ids.copy()
+    ids[queens[1]] = CLASS_ID["K"]  # the two read as two ranks
+    assert squared(unsure(0.3, 0.6, ids)) == set()
+
+
 def test_an_unsure_corner_on_a_whole_card_s_face_is_not_a_card():
     # one step past a column's front end lies the face of its whole top card: an unsure
     # corner there (the detector reading a JOKER's letter as an ace) is print, not a card
