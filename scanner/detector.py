@@ -377,7 +377,6 @@ class OnnxDetector:
         self.fine_reduced_upscale = float(run.get("fine_reduced_upscale", 1.0))
         self.fine_runs = 0  # small-index passes this detector has run (benchmarks report it)
         self.roi_runs = 0  # finest passes run on parts of the photo (benchmarks report it)
-        self.half_turn_runs = 0  # net runs on a turned image or piece (`_turned`)
         # How far every box moves to the refiner's box before the reader reads it (0 = not
         # at all, 1 = all the way). See `_refine`.
         self.refine_weight = float(given(refine_weight, "refine_weight", 0.0)) if self._ref is not None else 0.0
@@ -427,11 +426,6 @@ class OnnxDetector:
             raise ValueError(f"half_turn names unknown passes {sorted(self.half_turn - PASSES)}"
                              f" (known: {sorted(PASSES)})")
         self.half_turn_same = float(run.get("half_turn_same", 0.3))
-        # With `half_turn_below` under 1, the turned view runs only on the rectangles
-        # around the first view's boxes scored under it, `half_turn_margin` times each
-        # box's long side: a second look where the first was unsure (`_infer`).
-        self.half_turn_below = float(run.get("half_turn_below", 1.0))
-        self.half_turn_margin = float(run.get("half_turn_margin", 1.5))
         # A box read as a joker that spans its whole vertical JOKER is cut to the J O K
         # the index is (`scanner.joker`).
         self.joker_word = bool(given(joker_word, "joker_word", False))
@@ -506,43 +500,13 @@ class OnnxDetector:
                                      value=(PAD_VALUE,) * 3)
         boxes, scores = self._net(img, floor)
         if kind in self.half_turn:
-            back, turned_scores = self._turned(img, boxes, scores, floor)
+            turned, turned_scores = self._net(np.ascontiguousarray(img[::-1, ::-1]), floor)
+            back = np.stack([pw - turned[:, 2], ph - turned[:, 3],
+                             pw - turned[:, 0], ph - turned[:, 1]], axis=1)
             boxes, scores = fuse_views(boxes, scores, back, turned_scores, self.half_turn_same)
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, nw)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, nh)
         return boxes, scores
-
-    def _turned(self, img: np.ndarray, boxes: np.ndarray, scores: np.ndarray, floor: float
-                ) -> tuple[np.ndarray, np.ndarray]:
-        """Boxes (`img` pixels) and scores >= `floor` of the net on `img` (its sides
-        multiples of the stride) turned half round: on the whole of it, or with
-        `half_turn_below` under 1 only on the rectangles around `boxes` (the first view's)
-        scored under that, a box within a pixel of a rectangle's edge inside `img` dropped."""
-        ph, pw = img.shape[:2]
-        if self.half_turn_below >= 1.0:
-            pieces = [(0, 0, pw, ph)]
-        else:
-            s = self.stride
-            doubt = boxes[scores < self.half_turn_below]
-            pieces = [(x0 * s, y0 * s, min(x1 * s, pw), min(y1 * s, ph)) for x0, y0, x1, y1
-                      in roi_rectangles(doubt, self.half_turn_margin, pw, ph, s)]
-        found, found_scores = [np.zeros((0, 4), np.float32)], [np.zeros(0, np.float32)]
-        for px0, py0, px1, py1 in pieces:
-            self.half_turn_runs += 1
-            piece = np.ascontiguousarray(img[py0:py1, px0:px1][::-1, ::-1])
-            turned, turned_scores = self._net(piece, floor)
-            w, h = px1 - px0, py1 - py0
-            back = np.stack([w - turned[:, 2], h - turned[:, 3],
-                             w - turned[:, 0], h - turned[:, 1]], axis=1)
-            inner = np.ones(len(back), bool)
-            for edge, at, inside in ((0, 0, px0 > 0), (1, 0, py0 > 0),
-                                     (2, w, px1 < pw), (3, h, py1 < ph)):
-                if inside:  # this edge of the piece cuts the image
-                    inner &= np.abs(back[:, edge] - at) > 1.0
-            found.append(back[inner] + np.array([px0, py0, px0, py0], np.float32))
-            found_scores.append(turned_scores[inner])
-        return (np.concatenate(found).astype(np.float32, copy=False),
-                np.concatenate(found_scores).astype(np.float32, copy=False))
 
     def _net(self, img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
         """Boxes (xyxy, `img` pixels) and scores >= `floor` of the net on `img` (its sides

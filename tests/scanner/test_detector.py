@@ -1366,39 +1366,6 @@ def test_boxes_of_both_views_on_one_index_become_one_box() -> None:
     assert boxes[1:].tolist() == [[100, 10, 120, 40], [120, 38, 140, 68]]
 
 
-def test_a_half_turned_look_where_unsure_runs_only_around_the_unsure_boxes() -> None:
-    det = OnnxDetector(half_turn=("finest",))
-    det.half_turn_same = 1.0  # views not fused: both boxes as found
-    det.half_turn_below, det.half_turn_margin = 0.5, 0.5
-    seen: list[np.ndarray] = []
-
-    def net(img: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
-        seen.append(img.copy())
-        if len(seen) == 1:  # the first view: one sure box, one unsure
-            return (np.array([[5, 6, 25, 36], [100, 60, 120, 90]], np.float32),
-                    np.array([0.9, 0.3], np.float32))
-        # in the turned piece: an index, and one cut by the piece's left edge
-        return np.array([[10, 10, 30, 40], [70, 10, 96, 40]], np.float32), np.array([0.6, 0.7], np.float32)
-    det._net = net
-    img = np.random.default_rng(3).integers(0, 255, (100, 150, 3), dtype=np.uint8)
-    boxes, scores = det._infer(img, 0.05, "finest")
-    assert len(seen) == 2 and det.half_turn_runs == 1
-    # the unsure box grown by half its long side (15 px) covers stride cells 2-4 and 1-3:
-    # x 64-160, y 32-128 of the padded image, turned half round
-    assert np.array_equal(seen[1], seen[0][32:128, 64:160][::-1, ::-1])
-    # (10, 10, 30, 40) turned back in the 96 x 96 piece is (66, 56, 86, 86), at (64, 32):
-    # (130, 88, 150, 118), clipped to the 150 x 100 image; the box on the piece's left
-    # edge, which lies inside the image, is cut by it and dropped
-    assert boxes.tolist() == [[5, 6, 25, 36], [100, 60, 120, 90], [130, 88, 150, 100]]
-    assert scores.tolist() == pytest.approx([0.9, 0.3, 0.6])
-
-    seen.clear()
-    det._net = lambda img, floor: (seen.append(img) or
-                                   (np.array([[5, 6, 25, 36]], np.float32), np.array([0.9], np.float32)))
-    boxes, _ = det._infer(img, 0.05, "finest")  # nothing unsure: no second look
-    assert len(seen) == 1 and boxes.tolist() == [[5, 6, 25, 36]]
-
-
 def test_half_turn_names_only_the_detectors_passes() -> None:
     with pytest.raises(ValueError, match="half_turn names unknown passes"):
         OnnxDetector(half_turn=("finest", "sideways"))
