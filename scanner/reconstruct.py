@@ -2114,7 +2114,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
         if unsure and (len(held) < 2 or not ranks):
             # (sure wild cards alone do not say the line's rank)
-            out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect))
+            out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect,
+                                          SELF_LINE_MIN if held else SELF_LINE_MIN_ALONE))
             continue
         if not unsure or len(held) < 2 or not ranks:
             continue
@@ -2145,15 +2146,22 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 
 # unsure cards of one rank on a regular line of at least this many stand by themselves
 SELF_LINE_MIN = 3
+# ... and of at least this many in a stack where no card is sure: a meld of three whose
+# cards all read unsurely, one of them missed (then counted unseen, `_add_unseen_natural`);
+# beside a sure card an unsure one is more often a second box or print near it (a squared
+# canasta's top taken for a column of two). Test deals 211 -> 214, val 208 and t4 585 the
+# same (docs/LAYOUT.md, session 48).
+SELF_LINE_MIN_ALONE = 2
 
 
 def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float,
                        whole: list[CardReading], centres: np.ndarray | None,
-                       aspect: float) -> list[int]:
+                       aspect: float, least: int = SELF_LINE_MIN) -> list[int]:
     """Corners of a stack's unsure cards that stand by themselves as a column or row.
 
     A deck the detector knows badly is read unsure throughout, so a meld of it may have
-    fewer than two sure cards to support the rest. At least `SELF_LINE_MIN` cards of
+    fewer than two sure cards to support the rest. At least `least` cards (`SELF_LINE_MIN`,
+    or `SELF_LINE_MIN_ALONE` where no card of the stack is sure) of
     the stack's commonest rank (two of them naturals) or wild, on one straight line
     (within 0.12 card heights, each card seen by one index placed by `_placed`) a whole
     number of one step apart (within a quarter step, the step 0.12-0.7 card heights, at
@@ -2169,7 +2177,7 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
     rank, count = naturals.most_common(1)[0]
     line = [i for i in stack
             if cards[i].corner_ids and (cards[i].rank == rank or cards[i].is_wild)]
-    if count < 2 or len(line) < SELF_LINE_MIN or rank == "3R":
+    if count < 2 or len(line) < least or rank == "3R":
         return []
     if centres is not None and any(
             _inside_card(centres[cards[i].corner_ids], w, card_h, aspect).any()

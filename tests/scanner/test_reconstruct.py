@@ -712,6 +712,24 @@ def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
     assert squared(unsure(0.3, 0.6, ids)) == set()
 
 
+def test_a_meld_of_three_read_unsurely_with_one_card_missed_stands_by_itself():
+    # a column of three sevens the detector reads unsurely throughout, its middle card's
+    # index missed: its two unsure cards on a line of their own are the meld, the third
+    # inferred in the gap between them; beside them a column of sure kings
+    table = column(["KH", "KS", "KD"], 1000, 1900) + column(["7H", "7S", "7D"], 2500, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    middle = sevens[np.argsort(corners.centers[sevens, 1])[1]]  # the covered 7S's index
+    keep = np.delete(np.arange(len(corners)), middle)
+    seven = np.isin(np.arange(len(corners)), sevens)
+    unsure = Corners(corners.boxes, corners.class_ids, np.where(seven, 0.3, 1.0),
+                     corners.angle, np.where(seven, 0.6, 1.0)).select(keep)
+    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("7",) * 3, ("K",) * 3]
+    # read so unsurely, the meld is put up for the player to count
+    assert any(r["kind"] == "meld_check" and "(7)" in r["message"] for r in reading.review)
+
+
 def test_an_unsure_corner_on_a_whole_card_s_face_is_not_a_card():
     # one step past a column's front end lies the face of its whole top card: an unsure
     # corner there (the detector reading a JOKER's letter as an ace) is print, not a card
