@@ -2147,7 +2147,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 # unsure cards of one rank on a regular line of at least this many stand by themselves
 SELF_LINE_MIN = 3
 # ... and of at least this many in a stack where no card is sure: a meld of three whose
-# cards all read unsurely, one of them missed (then counted unseen, `_add_unseen_natural`);
+# cards all read unsurely, one of them missed (inferred in the gap it leaves, or counted
+# unseen as a meld's third);
 # beside a sure card an unsure one is more often a second box or print near it (a squared
 # canasta's top taken for a column of two). Test deals 211 -> 214, val 208 and t4 585 the
 # same (docs/LAYOUT.md, session 48).
