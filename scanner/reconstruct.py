@@ -2148,10 +2148,9 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
 SELF_LINE_MIN = 3
 # ... and of at least this many in a stack where no card is sure: a meld of three whose
 # cards all read unsurely, one of them missed (inferred in the gap it leaves, or counted
-# unseen as a meld's third);
-# beside a sure card an unsure one is more often a second box or print near it (a squared
-# canasta's top taken for a column of two). Test deals 211 -> 214, val 208 and t4 585 the
-# same (docs/LAYOUT.md, session 48).
+# unseen as a meld's third). Beside a sure card an unsure one is more often a second box
+# or print near it (a squared canasta's top taken for a column of two). Test deals 211 ->
+# 214, val 208 and t4 585 the same (docs/LAYOUT.md, session 48).
 SELF_LINE_MIN_ALONE = 2
 
 
