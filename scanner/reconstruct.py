@@ -1908,8 +1908,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
             letters |= joker_letters(corners, whole)
             used &= ~letters
         if candidates.any():
-            used[_whole_unsure_cards(cards, stacks, candidates, corners)] = True
-            used &= ~letters
+            used[_whole_unsure_cards(cards, stacks, candidates & ~letters, corners)] = True
             # a supported card supports the next one along its line: repeat until none joins
             firm = used.copy()
             for _ in range(SUPPORT_ROUNDS):
@@ -2156,7 +2155,7 @@ SELF_LINE_MIN_ALONE = 2
 
 def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float,
                        whole: list[CardReading], centres: np.ndarray | None,
-                       aspect: float, least: int = SELF_LINE_MIN) -> list[int]:
+                       aspect: float, least: int) -> list[int]:
     """Corners of a stack's unsure cards that stand by themselves as a column or row.
 
     A deck the detector knows badly is read unsure throughout, so a meld of it may have
