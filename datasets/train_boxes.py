@@ -31,6 +31,7 @@ from datasets.train import BUILD, MIN_VISIBLE, index_boxes, scene_files
 from datasets.train_classifier import (
     conv_features,
     fit,
+    parse_with_models,
     photometric,
     rank_class,
     record_model,
@@ -236,16 +237,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", type=Path, default=None,
-                    help="where the ONNX file and its detector.json entry go (default: the --run "
-                         "folder; `--models models` replaces the shipped network)")
     ap.add_argument("--crops-only", action="store_true", help="cut and cache the crops and stop")
     ap.add_argument("--keystone", type=float, default=0.0, metavar="SHARE",
                     help="that share of the train scenes seen from a player's seat when their crops "
                          "are cut (datasets.groundtruth.seat_view; default 0)")
-    args = ap.parse_args(argv)
-    args.models = args.models or args.run  # never the shipped files unless asked
-    return args
+    return parse_with_models(ap, argv)
 
 
 def main(argv: list[str] | None = None) -> int:

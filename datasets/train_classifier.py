@@ -521,6 +521,18 @@ def check_cache_geometry(cache: Path, crop_size: int, crop_margin: float) -> Non
                          f"use another --cache")
 
 
+def parse_with_models(ap: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`argv` parsed by a training command's parser (one with `--run`) given `--models`: the
+    folder the network is exported to, by default the run folder (never the shipped files
+    unless asked)."""
+    ap.add_argument("--models", type=Path, default=None,
+                    help="where the ONNX file and its detector.json entry go (default: the --run "
+                         "folder; `--models models` replaces the shipped network)")
+    args = ap.parse_args(argv)
+    args.models = args.models or args.run
+    return args
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; the network goes to `--models`, by default the run folder."""
     ap = argparse.ArgumentParser(prog="python -m datasets.train_classifier")
@@ -539,9 +551,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", type=Path, default=None,
-                    help="where the ONNX file and its detector.json entry go (default: the --run "
-                         "folder; `--models models` replaces the shipped network)")
     ap.add_argument("--crop-size", type=int, default=CROP_SIZE,
                     help="crop side in pixels the reader reads (written to detector.json)")
     ap.add_argument("--crop-margin", type=float, default=CROP_MARGIN,
@@ -583,9 +592,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "exported to MODELS/direction.onnx, its settings to detector.json "
                          "'direction' (the runtime settles the direction of the ranks runtime "
                          "'wide_direction' names with it, scanner/detector.py)")
-    args = ap.parse_args(argv)
-    args.models = args.models or args.run  # never the shipped files unless asked
-    return args
+    return parse_with_models(ap, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
