@@ -1474,6 +1474,10 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
 # corners: t4 deals 709 -> 712 of 804, t5 788 -> 792 of 900; detector corners t4 516 ->
 # 518; test and val unchanged, none lost (docs/LAYOUT.md, session 31).
 LONE_CARD_REACH = 0.75
+# Red threes that face one team from more than this many card heights inside the other
+# team's half of the table are the other team's (detector corners, deals: test 214 -> 215,
+# val 208 -> 209, t4 and perfect corners unchanged; docs/LAYOUT.md, session 49).
+RED_THREE_SIDE_REACH = 1.0
 
 
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
@@ -1585,6 +1589,13 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         elif red_threes and one_index:
             teams.append(side)  # laid in front of its team: its side of the table decides
             confs.append(0.9 if offset > 0.5 else 0.5)
+        elif red_threes and facing[k] >= 0 and facing[k] != side and \
+                offset > RED_THREE_SIDE_REACH:
+            # a 3 read the wrong way round is a 3 still, and an unseen design's 3 is where
+            # the readers' direction fails most: red threes well inside one team's half
+            # are that team's, whichever way they seem to face
+            teams.append(side)
+            confs.append(0.7)
         elif facing[k] >= 0:
             teams.append(int(facing[k]))
             confs.append(1.0 if facing[k] == side or offset < 0.5 else 0.7)

@@ -189,6 +189,29 @@ def test_red_threes_are_a_count_not_a_meld():
     assert [c.role for c in reading.cards if c.rank == "3R"] == ["red_three"] * 3
 
 
+@pytest.mark.parametrize("turn", [0, 180])
+def test_red_threes_read_the_wrong_way_round_deep_in_a_team_s_half_are_that_team_s(turn):
+    # team 0's two red threes lie overlapped beside its melds near its edge of the table,
+    # the top card's bottom index under a glass; the reader turned both 3s it sees half
+    # round: they seem to face team 1, from two card heights inside team 0's half
+    table = (column(["6H", "6S", "6D"], 1000, 2000) + column(["8H", "8S", "8D"], 2500, 900, angle=180)
+             + [{"card": "3H", "x": 1800, "y": 2300, "angle": 0},
+                {"card": "3D", "x": 1800 + 60, "y": 2300, "angle": 0}])
+    scene = scene_from_placements(rotate_placements(table, turn), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    threes = np.flatnonzero(corners.class_ids == CLASS_ID["3R"])
+    # the bottom index is the one furthest from the photo's edge the threes face
+    along = corners.centers[threes, 1] * (1 if turn == 0 else -1)
+    corners = corners.select(np.setdiff1d(np.arange(len(corners)), threes[np.argmax(along)]))
+    angle = corners.angle.copy()
+    angle[corners.class_ids == CLASS_ID["3R"]] += 180
+    layout = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence, angle % 360),
+                        (W, H)).layout_json()
+    near, far = (0, 1) if turn == 0 else (1, 0)  # from the other side, team 0 is the 8s'
+    assert layout["teams"][near] == {"melds": [["6", "6", "6"]], "red_threes": 2}
+    assert layout["teams"][far] == {"melds": [["8", "8", "8"]], "red_threes": 0}
+
+
 def test_black_threes_meld_only_as_a_group_of_three_or_four():
     group = column(["3S", "3C", "3S"], 2000, 2000)
     _, reading = read(column(["6H", "6S", "6D"], 1000, 2000) + group)
