@@ -1478,6 +1478,13 @@ LONE_CARD_REACH = 0.75
 # team's half of the table are the other team's (detector corners, deals: test 214 -> 215,
 # val 208 -> 209, t4 and perfect corners unchanged; docs/LAYOUT.md, session 49).
 RED_THREE_SIDE_REACH = 1.0
+# A lone card (not a red three) turned more than this many degrees off the table's axis
+# is not laid along it: a discard pile's top card turned 35-55 degrees, seen by one index,
+# had been taken for the squared-up canasta of a team with no melds. Deals: detector
+# corners t4 585 -> 586, perfect corners t4 717 -> 718 (from the side 715 -> 716); test,
+# val and photos from a seat unchanged (30-40 alike; 25 and 20 lose t4 deals; docs/LAYOUT.md,
+# session 49).
+LONE_CARD_ALIGN = 35.0
 
 
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
@@ -1518,6 +1525,10 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     diff0 = _angle_diff(stack_angle, up0)
     facing = np.where(diff0 < 50, 0, np.where(diff0 > 130, 1, -1))
     aligned = facing >= 0
+    # a lone card is a squared-up canasta's top (laid square with its team's melds) or
+    # lies along the table only within LONE_CARD_ALIGN; further turned, it is a pile's
+    lone = np.array([len(s) == 1 and cards[s[0]].rank != "3R" for s in stacks])
+    aligned &= ~lone | (diff0 < LONE_CARD_ALIGN) | (diff0 > 180 - LONE_CARD_ALIGN)
     facing = np.where(np.array(oriented), facing, -1)  # whole cards only: no direction
     if abs(_angle_diff(up0, 0.0) - 90) < 20 and (facing >= 0).any():
         # photo taken from the table's side: neither team faces the bottom edge; call

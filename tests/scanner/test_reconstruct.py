@@ -550,6 +550,25 @@ def test_lone_card_just_in_front_of_a_team_is_its_squared_canasta():
     assert nine.team is None and nine.role == "left_out"
 
 
+@pytest.mark.parametrize("angle, squared", [(45, set()), (5, {(0, "4")})])
+def test_a_lone_card_turned_well_off_the_table_s_axis_is_no_squared_canasta(angle, squared):
+    # team 0 melded nothing and shows its red three near its edge; the discard pile's top
+    # card lies in its half, its other index under the pile: turned 45 degrees it is the
+    # pile's, not a squared-up canasta (laid square with the table, as at 5 degrees)
+    table = (column(["KH", "KS", "KD"], 1000, 600, angle=180) + column(["9H", "9S", "9D"], 1600, 600, angle=180)
+             + [{"card": "3H", "x": 2000, "y": 2700, "angle": 0},
+                {"card": "4C", "x": 2000, "y": 1500 + 1.1 * CARD_H, "angle": angle}])
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    fours = np.flatnonzero(corners.class_ids == CLASS_ID["4"])
+    corners = corners.select(np.setdiff1d(np.arange(len(corners)), fours[np.argmax(corners.centers[fours, 1])]))
+    reading = read_table(corners, (W, H))
+    assert {(m.team, m.rank) for m in reading.melds if m.squared} == squared
+    assert reading.layout_json()["teams"][1]["melds"] == [["K", "K", "K"], ["9", "9", "9"]]
+    four = next(c for c in reading.cards if c.rank == "4")
+    assert (four.team, four.role) == ((None, "left_out") if not squared else (0, "squared_top"))
+
+
 def test_discard_pile_top_card_of_a_melded_rank_is_not_counted_into_the_meld():
     # only team 0 has laid cards; the discard pile's top card, a jack, lies a little past
     # team 0's row towards the middle, off the line of its jacks: left out, not a fourth jack
