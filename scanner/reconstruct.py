@@ -1485,6 +1485,12 @@ RED_THREE_SIDE_REACH = 1.0
 # val and photos from a seat unchanged (30-40 alike; 25 and 20 lose t4 deals; docs/LAYOUT.md,
 # session 49).
 LONE_CARD_ALIGN = 35.0
+# A meld-like stack along the table with no direction of its own more than this many card
+# heights from the middle is its side's, even between the rows the teams' sure stacks
+# mark (a row of two decks whose covered indices point opposite ways had been left out as
+# a pile: detector corners t4 meld exact 86.23 -> 86.24%, deals and every other set the
+# same; docs/LAYOUT.md, session 49).
+UNDIRECTED_MELD_REACH = 1.0
 
 
 def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: list[bool],
@@ -1542,7 +1548,8 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             u0 = -u0
             card_along, along = -card_along, -along
             facing = np.where(facing >= 0, 1 - facing, -1)
-    meld_like = np.array([_is_meld_like(cards, s) for s in stacks]) & (facing >= 0)
+    meld_content = np.array([_is_meld_like(cards, s) for s in stacks])
+    meld_like = meld_content & (facing >= 0)
     pile_like = np.array([_is_pile_like(cards, s) for s in stacks])
     # where each team's cards end towards the middle: its melds, else its other cards
     edge: list[float | None] = []
@@ -1584,6 +1591,11 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             between = edge[0] + reach * card_h < along[k] < edge[1] - reach * card_h
             central = not meld_like[k] and (between or (pile_like[k] and
                                                         offset < band / card_h - 0.5))
+            # a meld's cards along the table whose covered indices point both ways (a row
+            # of two decks, one printing its index at the other end), well inside one
+            # team's half: that team's meld, not a pile between the rows
+            central &= not (meld_content[k] and aligned[k] and not oriented[k]
+                            and offset > UNDIRECTED_MELD_REACH)
         elif band > 0:
             central = not meld_like[k] and offset < 0.75
         else:

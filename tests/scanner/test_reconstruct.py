@@ -569,6 +569,28 @@ def test_a_lone_card_turned_well_off_the_table_s_axis_is_no_squared_canasta(angl
     assert (four.team, four.role) == ((None, "left_out") if not squared else (0, "squared_top"))
 
 
+def test_a_row_whose_indices_point_both_ways_deep_in_a_team_s_half_is_its_meld():
+    # team 1 shows its red threes near its edge and a row of fives spread to the left in
+    # front of them, well inside its half; the reader turned two of the covered fives'
+    # indices round (two decks, one printing its index at the other end), so the row shows
+    # no direction: it lies between the teams' rows, yet it is team 1's meld, not a pile
+    step = 0.27 * 0.7 * CARD_H
+    table = (column(["KH", "KS", "KD"], 1000, 2000) + column(["9H", "9S", "9D"], 1600, 2000)
+             + [{"card": "3H", "x": 3200, "y": 500, "angle": 180},
+                {"card": "3D", "x": 3200 - 60, "y": 500, "angle": 180}]
+             + [{"card": c, "x": 2400 - k * step, "y": 720, "angle": 180}
+                for k, c in enumerate(["5H", "5S", "5D", "5C", "5H"])])
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    fives = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
+    fives = fives[np.argsort(corners.centers[fives, 0])]  # the top card's two, then covered
+    angle = corners.angle.copy()
+    angle[fives[[2, 4]]] += 180
+    layout = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence, angle % 360),
+                        (W, H)).layout_json()
+    assert layout["teams"][1] == {"melds": [["5"] * 5], "red_threes": 2}
+    assert layout["teams"][0]["melds"] == [["K", "K", "K"], ["9", "9", "9"]]
+
+
 def test_discard_pile_top_card_of_a_melded_rank_is_not_counted_into_the_meld():
     # only team 0 has laid cards; the discard pile's top card, a jack, lies a little past
     # team 0's row towards the middle, off the line of its jacks: left out, not a fourth jack
