@@ -1031,23 +1031,33 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
     the two made one stack: a pile-like heap, its canasta lost. In a meld only the front
     card shows whole; a whole card of another rank more than `BESIDE_A_LINE` card widths
     sideways (across the cards' own direction) from every card of the stack's leading rank
-    lies beside a column, or past the end of a row, not in it. A stack with no leading rank
-    (no rank twice) splits into its whole cards when two or more of different ranks lie
-    side by side (two squared-up canastas touching).
+    lies beside a column, or past the end of a row, not in it. So does the only card of
+    its rank seen by one corner (a deck printing one index shows a whole card so) where no
+    other card off the line lies by it (a wild or the like of its own meld, covered). Perfect
+    corners: t4 deals 718 -> 720, from the side 716 -> 718; the detector's: t4 meld exact
+    86.24 -> 86.28%, deals and the other sets the same (docs/LAYOUT.md, session 49). A
+    stack with no leading rank (no rank twice) splits into its whole cards when two or more
+    of different ranks lie side by side (two squared-up canastas touching).
     """
     out = []
     for stack in stacks:
         naturals = [i for i in stack if not cards[i].is_wild and cards[i].rank not in ("3R", "3B")]
         counts = Counter(cards[i].rank for i in naturals)
         whole = [i for i in naturals if cards[i].fully_visible and len(cards[i].corner_ids) >= 2]
-        if len(stack) < 2 or not whole:
+        # a one-index deck shows a whole card by one corner: the only card of its rank here
+        single = [i for i in naturals
+                  if len(cards[i].corner_ids) == 1 and counts[cards[i].rank] == 1]
+        if len(stack) < 2 or not (whole or single):
             out.append(stack)
             continue
         lead, n = counts.most_common(1)[0]
         if n >= 2:
             line = [i for i in naturals if cards[i].rank == lead]
-            apart = [i for i in whole if cards[i].rank != lead
-                     and _off_line(cards, line, cards[i].center) > BESIDE_A_LINE * card_w]
+            apart = [i for i in whole + single if cards[i].rank != lead
+                     and _off_line(cards, line, cards[i].center) > BESIDE_A_LINE * card_w
+                     and (i in whole or _alone_beside(cards, stack, line, i, card_w))]
+        elif not whole:
+            apart = []
         else:
             apart = whole if len({cards[i].rank for i in whole}) >= 2 else []
         if not apart:
@@ -1058,6 +1068,14 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
             out.append(rest)
         out.extend([i] for i in apart)
     return out
+
+
+def _alone_beside(cards: list[CardReading], stack: list[int], line: list[int], i: int,
+                  card_w: float) -> bool:
+    """Whether card `i` lies apart from every card of `stack` off its `line` too (no wild or
+    other card of its own meld beside it)."""
+    others = [j for j in stack if j != i and j not in line]
+    return not others or _off_line(cards, others, cards[i].center) > BESIDE_A_LINE * card_w
 
 
 def _off_line(cards: list[CardReading], line: list[int], point) -> float:

@@ -626,6 +626,21 @@ def test_squared_canasta_touching_a_column_is_apart_from_it():
     assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "Q")}
 
 
+def test_squared_canasta_of_a_one_index_deck_touching_a_column_is_apart_from_it():
+    # the same, the top card of a deck printing one index: seen by one corner, it is still
+    # the only card of its rank beside the column's line, and nothing of its own lies by it
+    table = (column(["5H", "5S", "5D", "5C"], 1000, 2000)
+             + [{"card": "QH", "x": 1000 + 0.8 * CARD_H * CardGeometry.aspect, "y": 2050, "angle": 1}]
+             + column(["9H", "9S", "9D"], 2500, 600, angle=180))
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    queens = np.flatnonzero(corners.class_ids == CLASS_ID["Q"])
+    corners = corners.select(np.setdiff1d(np.arange(len(corners)),
+                                          queens[np.argmax(corners.centers[queens, 1])]))
+    reading = read_table(corners, (W, H))
+    assert ["5", "5", "5", "5"] in team_melds(reading, 0)
+    assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "Q")}
+
+
 def test_whole_cards_of_other_ranks_in_one_stack_come_apart():
     def card(rank, x, y, whole, corners):
         return CardReading(rank=rank, corner_ids=corners, center=(x, y), angle=0.0,
@@ -640,6 +655,12 @@ def test_whole_cards_of_other_ranks_in_one_stack_come_apart():
     # the same card a card width beside the column lies apart
     col[3] = card("6", 1200, 2100, True, [3, 4])
     assert sorted(_whole_cards_apart(col, [[0, 1, 2, 3]], 200.0)) == [[0, 1, 2], [3]]
+    # seen by one corner (a deck printing one index), the only 6 there lies apart too ...
+    col[3] = card("6", 1200, 2100, False, [3])
+    assert sorted(_whole_cards_apart(col, [[0, 1, 2, 3]], 200.0)) == [[0, 1, 2], [3]]
+    # ... but not with a two beside it: the covered card of a meld of its own, touching
+    col.append(card("2", 1200, 2160, True, [4, 5]))
+    assert _whole_cards_apart(col, [[0, 1, 2, 3, 4]], 200.0) == [[0, 1, 2, 3, 4]]
 
 
 def test_joker_with_a_tall_index_is_one_card():
