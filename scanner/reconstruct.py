@@ -1037,7 +1037,9 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
     corners: t4 deals 718 -> 720, from the side 716 -> 718; the detector's: t4 meld exact
     86.24 -> 86.28%, deals and the other sets the same (docs/LAYOUT.md, session 49). A
     stack with no leading rank (no rank twice) splits into its whole cards when two or more
-    of different ranks lie side by side (two squared-up canastas touching).
+    of different ranks lie side by side (two squared-up canastas touching), a card seen by
+    one corner counted with them where one at least is whole (perfect corners t4 720 -> 721,
+    from the side 718 -> 719; the detector's t4 meld exact 86.28 -> 86.31%).
     """
     out = []
     for stack in stacks:
@@ -1056,10 +1058,9 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
             apart = [i for i in whole + single if cards[i].rank != lead
                      and _off_line(cards, line, cards[i].center) > BESIDE_A_LINE * card_w
                      and (i in whole or _alone_beside(cards, stack, line, i, card_w))]
-        elif not whole:
-            apart = []
         else:
-            apart = whole if len({cards[i].rank for i in whole}) >= 2 else []
+            shown = whole + single
+            apart = shown if whole and len({cards[i].rank for i in shown}) >= 2 else []
         if not apart:
             out.append(stack)
             continue
