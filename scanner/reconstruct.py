@@ -1016,6 +1016,9 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
     return out
 
 
+# cards of no common rank turned this many degrees apart lie in no one line: apart (30-60
+# alike on the three sets; docs/LAYOUT.md, session 49)
+APART_TURN = 45.0
 # a whole card this many card widths across from the nearest card of a stack's leading rank
 # lies beside its line, not on it (deals right, perfect corners: t4 712 -> 714 of 804, t5,
 # test and val unchanged; the detector's corners: t4 518 -> 521, val 199 -> 200, test 185 ->
@@ -1039,7 +1042,10 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
     stack with no leading rank (no rank twice) splits into its whole cards when two or more
     of different ranks lie side by side (two squared-up canastas touching), a card seen by
     one corner counted with them where one at least is whole (perfect corners t4 720 -> 721,
-    from the side 718 -> 719; the detector's t4 meld exact 86.28 -> 86.31%).
+    from the side 718 -> 719; the detector's t4 meld exact 86.28 -> 86.31%), or where two
+    lie turned `APART_TURN` degrees or more from each other (a one-index squared canasta
+    against a discard pile's top card: perfect corners t4 721 -> 722, from the side 719 ->
+    720; the detector's t4 deals 586 -> 587, test meld exact 87.77 -> 87.82%).
     """
     out = []
     for stack in stacks:
@@ -1060,7 +1066,10 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
                      and (i in whole or _alone_beside(cards, stack, line, i, card_w))]
         else:
             shown = whole + single
-            apart = shown if whole and len({cards[i].rank for i in shown}) >= 2 else []
+            angles = np.array([cards[i].angle for i in shown])
+            turn = _angle_diff(angles[:, None], angles[None, :])
+            askew = np.minimum(turn, 180 - turn).max() > APART_TURN  # axes, not directions
+            apart = shown if (whole or askew) and len({cards[i].rank for i in shown}) >= 2 else []
         if not apart:
             out.append(stack)
             continue

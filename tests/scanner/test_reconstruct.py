@@ -654,6 +654,10 @@ def test_whole_cards_of_other_ranks_in_one_stack_come_apart():
     # two cards seen by one corner each, none whole, are no such pair (a column's covers)
     touching[0] = card("Q", 1000, 2000, False, [0])
     assert _whole_cards_apart(touching, [[0, 1]], 200.0) == [[0, 1]]
+    # ... unless they lie turned well apart (a discard pile's top card against a squared-up
+    # canasta of a deck printing one index)
+    touching[0].angle = 75.0
+    assert sorted(_whole_cards_apart(touching, [[0, 1]], 200.0)) == [[0], [1]]
     # a column's front card is whole and may be read as another rank: on the line, it stays
     col = [card("5", 1000, 2000 + 60 * k, False, [k]) for k in range(3)]
     col.append(card("6", 1010, 2300, True, [3, 4]))
