@@ -1043,7 +1043,7 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
     of different ranks lie side by side (two squared-up canastas touching), a card seen by
     one corner counted with them where one at least is whole (perfect corners t4 720 -> 721,
     from the side 718 -> 719; the detector's t4 meld exact 86.28 -> 86.31%), or where two
-    lie turned `APART_TURN` degrees or more from each other (a one-index squared canasta
+    lie turned more than `APART_TURN` degrees from each other (a one-index squared canasta
     against a discard pile's top card: perfect corners t4 721 -> 722, from the side 719 ->
     720; the detector's t4 deals 586 -> 587, test meld exact 87.77 -> 87.82%).
     """
