@@ -1627,7 +1627,11 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         elif band > 0:
             central = not meld_like[k] and offset < 0.75
         else:
-            central = pile_like[k] and beyond
+            # no team's rows mark the middle (their melds show no direction): a lone card
+            # within half a card height of the photo's middle is the discard pile's top, not
+            # a squared-up canasta (perfect corners t4 722 -> 723, from the side 720 -> 721;
+            # the detector's t4 587 -> 588; 0.3-0.75 alike; docs/LAYOUT.md, session 49)
+            central = (pile_like[k] and beyond) or (len(stacks[k]) == 1 and offset < 0.5)
         # a red three is laid down the moment it is drawn, never discarded: whatever
         # its place, it is some team's (its direction, else its side of the table)
         red_threes = all(cards[i].rank == "3R" for i in stacks[k])

@@ -591,6 +591,21 @@ def test_a_row_whose_indices_point_both_ways_deep_in_a_team_s_half_is_its_meld()
     assert layout["teams"][0]["melds"] == [["K", "K", "K"], ["9", "9", "9"]]
 
 
+def test_a_lone_card_in_the_photo_s_middle_is_the_discard_where_no_rows_mark_the_middle():
+    # each team shows only a squared-up canasta (whole cards: no direction, so no team's
+    # rows mark the middle of the table); the discard pile's top card lies in the middle of
+    # the photo, one index under the pile: left out, not a third squared-up canasta
+    table = [{"card": "KH", "x": 1500, "y": 2500, "angle": 2},
+             {"card": "9S", "x": 2500, "y": 500, "angle": 178},
+             {"card": "5C", "x": 2000, "y": 1500 + 0.2 * CARD_H, "angle": 10}]
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    five = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
+    corners = corners.select(np.setdiff1d(np.arange(len(corners)), five[np.argmax(corners.centers[five, 1])]))
+    reading = read_table(corners, (W, H))
+    assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "K"), (1, "9")}
+    assert next(c for c in reading.cards if c.rank == "5").role == "left_out"
+
+
 def test_discard_pile_top_card_of_a_melded_rank_is_not_counted_into_the_meld():
     # only team 0 has laid cards; the discard pile's top card, a jack, lies a little past
     # team 0's row towards the middle, off the line of its jacks: left out, not a fourth jack
