@@ -16,6 +16,7 @@ around, so both predict the same card centre; that symmetry is what pairs them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -1036,16 +1037,13 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
     sideways (across the cards' own direction) from every card of the stack's leading rank
     lies beside a column, or past the end of a row, not in it. So does the only card of
     its rank seen by one corner (a deck printing one index shows a whole card so) where no
-    other card off the line lies by it (a wild or the like of its own meld, covered). Perfect
-    corners: t4 deals 718 -> 720, from the side 716 -> 718; the detector's: t4 meld exact
-    86.24 -> 86.28%, deals and the other sets the same (docs/LAYOUT.md, session 49). A
-    stack with no leading rank (no rank twice) splits into its whole cards when two or more
-    of different ranks lie side by side (two squared-up canastas touching), a card seen by
-    one corner counted with them where one at least is whole (perfect corners t4 720 -> 721,
-    from the side 718 -> 719; the detector's t4 meld exact 86.28 -> 86.31%), or where two
-    lie turned more than `APART_TURN` degrees from each other (a one-index squared canasta
-    against a discard pile's top card: perfect corners t4 721 -> 722, from the side 719 ->
-    720; the detector's t4 deals 586 -> 587, test meld exact 87.77 -> 87.82%).
+    other card off the line lies by it (a wild or the like of its own meld, covered). A
+    stack with no leading rank (no rank twice) splits into its whole cards and its cards
+    seen by one corner when two or more of different ranks lie side by side, one of them
+    whole (two squared-up canastas touching), or two lie turned more than `APART_TURN`
+    degrees from each other (a squared-up canasta against the discard pile's top card).
+    The one-corner cards: perfect corners t4 deals 718 -> 722, from the side 716 -> 720;
+    the detector's t4 587, test meld exact 87.77 -> 87.82% (docs/LAYOUT.md, session 49).
     """
     out = []
     for stack in stacks:
@@ -1066,9 +1064,8 @@ def _whole_cards_apart(cards: list[CardReading], stacks: list[list[int]],
                      and (i in whole or _alone_beside(cards, stack, line, i, card_w))]
         else:
             shown = whole + single
-            angles = np.array([cards[i].angle for i in shown])
-            turn = _angle_diff(angles[:, None], angles[None, :])
-            askew = np.minimum(turn, 180 - turn).max() > APART_TURN  # axes, not directions
+            askew = any(_axis_diff(cards[a].angle, cards[b].angle) > APART_TURN
+                        for a, b in itertools.combinations(shown, 2))
             apart = shown if (whole or askew) and len({cards[i].rank for i in shown}) >= 2 else []
         if not apart:
             out.append(stack)
