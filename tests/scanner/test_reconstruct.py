@@ -34,6 +34,14 @@ def read(placements, four_indices=False, **degrade):
     return corners, read_table(corners, (W, H))
 
 
+def _without_lowest(corners: Corners, rank: str, down: float = 1.0) -> Corners:
+    """The corners without the index of `rank` lowest in the photo (`down` -1: highest): a
+    card's bottom index under something, or a deck that prints none there."""
+    ids = np.flatnonzero(corners.class_ids == CLASS_ID[rank])
+    drop = ids[np.argmax(down * corners.centers[ids, 1])]
+    return corners.select(np.flatnonzero(np.arange(len(corners)) != drop))
+
+
 def team_melds(reading, team):
     return reading.layout_json()["teams"][team]["melds"]
 
@@ -198,11 +206,9 @@ def test_red_threes_read_the_wrong_way_round_deep_in_a_team_s_half_are_that_team
              + [{"card": "3H", "x": 1800, "y": 2300, "angle": 0},
                 {"card": "3D", "x": 1800 + 60, "y": 2300, "angle": 0}])
     scene = scene_from_placements(rotate_placements(table, turn), W, H)
-    corners = corners_from_scene(scene, np.random.default_rng(1))
-    threes = np.flatnonzero(corners.class_ids == CLASS_ID["3R"])
     # the bottom index is the one furthest from the photo's edge the threes face
-    along = corners.centers[threes, 1] * (1 if turn == 0 else -1)
-    corners = corners.select(np.setdiff1d(np.arange(len(corners)), threes[np.argmax(along)]))
+    corners = _without_lowest(corners_from_scene(scene, np.random.default_rng(1)), "3R",
+                              1.0 if turn == 0 else -1.0)
     angle = corners.angle.copy()
     angle[corners.class_ids == CLASS_ID["3R"]] += 180
     layout = read_table(Corners(corners.boxes, corners.class_ids, corners.confidence, angle % 360),
@@ -559,9 +565,7 @@ def test_a_lone_card_turned_well_off_the_table_s_axis_is_no_squared_canasta(angl
              + [{"card": "3H", "x": 2000, "y": 2700, "angle": 0},
                 {"card": "4C", "x": 2000, "y": 1500 + 1.1 * CARD_H, "angle": angle}])
     scene = scene_from_placements(table, W, H)
-    corners = corners_from_scene(scene, np.random.default_rng(1))
-    fours = np.flatnonzero(corners.class_ids == CLASS_ID["4"])
-    corners = corners.select(np.setdiff1d(np.arange(len(corners)), fours[np.argmax(corners.centers[fours, 1])]))
+    corners = _without_lowest(corners_from_scene(scene, np.random.default_rng(1)), "4")
     reading = read_table(corners, (W, H))
     assert {(m.team, m.rank) for m in reading.melds if m.squared} == squared
     assert reading.layout_json()["teams"][1]["melds"] == [["K", "K", "K"], ["9", "9", "9"]]
@@ -598,9 +602,8 @@ def test_a_lone_card_in_the_photo_s_middle_is_the_discard_where_no_rows_mark_the
     table = [{"card": "KH", "x": 1500, "y": 2500, "angle": 2},
              {"card": "9S", "x": 2500, "y": 500, "angle": 178},
              {"card": "5C", "x": 2000, "y": 1500 + 0.2 * CARD_H, "angle": 10}]
-    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    five = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
-    corners = corners.select(np.setdiff1d(np.arange(len(corners)), five[np.argmax(corners.centers[five, 1])]))
+    corners = _without_lowest(corners_from_scene(scene_from_placements(table, W, H),
+                                                 np.random.default_rng(1)), "5")
     reading = read_table(corners, (W, H))
     assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "K"), (1, "9")}
     assert next(c for c in reading.cards if c.rank == "5").role == "left_out"
@@ -647,10 +650,8 @@ def test_squared_canasta_of_a_one_index_deck_touching_a_column_is_apart_from_it(
     table = (column(["5H", "5S", "5D", "5C"], 1000, 2000)
              + [{"card": "QH", "x": 1000 + 0.8 * CARD_H * CardGeometry.aspect, "y": 2050, "angle": 1}]
              + column(["9H", "9S", "9D"], 2500, 600, angle=180))
-    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    queens = np.flatnonzero(corners.class_ids == CLASS_ID["Q"])
-    corners = corners.select(np.setdiff1d(np.arange(len(corners)),
-                                          queens[np.argmax(corners.centers[queens, 1])]))
+    corners = _without_lowest(corners_from_scene(scene_from_placements(table, W, H),
+                                                 np.random.default_rng(1)), "Q")
     reading = read_table(corners, (W, H))
     assert ["5", "5", "5", "5"] in team_melds(reading, 0)
     assert {(m.team, m.rank) for m in reading.melds if m.squared} == {(0, "Q")}
