@@ -340,16 +340,20 @@ def small_two_team_table(width: int = 800, height: int = 600) -> dict:
 
 
 def fan(cards: list[str], x: float, y: float, angle: float = 0.0, spread: float = 12.0,
-        card_h: float = CARD_H, **extra) -> list[dict]:
-    """Placements for a fan pivoting below the cards' bottom edge, `spread` degrees apart."""
+        card_h: float = CARD_H, pivot: float = 0.45, **extra) -> list[dict]:
+    """Placements for a fan pivoting below the cards' bottom edge, `spread` degrees apart.
+
+    `pivot`: from the pivot to each card's centre, in card heights (the data engine's
+    fans, laid like a hand of cards put down, turn about a point 1.1 below).
+    """
     out = []
     n = len(cards)
     for k, c in enumerate(cards):
         turn = angle + (k - (n - 1) / 2) * spread
         t = np.radians(turn)
-        pivot_to_centre = 0.45 * card_h
+        pivot_to_centre = pivot * card_h
         base = np.array([x, y]) + np.array([np.sin(np.radians(angle)),
-                                            -np.cos(np.radians(angle))]) * -0.45 * card_h
+                                            -np.cos(np.radians(angle))]) * -pivot * card_h
         centre = base + np.array([np.sin(t), -np.cos(t)]) * pivot_to_centre
         out.append({"card": c, "x": float(centre[0]), "y": float(centre[1]), "angle": turn,
                     **extra})

@@ -2628,6 +2628,8 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         ranks = _natural_ranks(cards, stack)
         if team is None or len(stack) < 2 or len(ranks) != 1 or "3R" in ranks:
             continue
+        if _infer_fan_gaps(cards, stack, k, team, next(iter(ranks)), card_h, prints):
+            continue
         angle = _circular_mean(np.array([cards[i].angle for i in stack]))
         up, right = _unit_vectors(np.array([angle]))
         pts = np.array([cards[i].center for i in stack])
@@ -2686,6 +2688,74 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
         if kind == "column":
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+# A fan's cards turn by one angle step each (7-10 degrees in the data engine's fans; the
+# readings' angles wander a few): its cards must turn at least this many degrees a card ...
+FAN_MIN_TURN = 4.0
+# ... and a gap of m chords hides cards only where the cards turn m angle steps across it,
+# within this share of a step (a gap of 4.9 steps' turn read as a chord of 4 is no gap of
+# 4). Detector corners, deals read right: test 215 -> 216, val 209 and t4 588 the same;
+# perfect corners test 259 and t4 723 the same, val 236 -> 237 (docs/LAYOUT.md, session 50).
+FAN_GAP_TURN = 0.65
+
+
+def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: int,
+                    rank: str, card_h: float, prints: dict[int, int] | None = None) -> bool:
+    """Whether a stack is a fan; if so, add the cards an empty place in it shows hidden.
+
+    A fan (cards turned about a point below them, each a step further round) is no
+    straight line: read along an axis, its arc squeezes the steps at its ends, and a
+    gap in it fits no lattice. Ordered by their angle, its cards' centres lie a chord
+    apart, each chord across the cards (a fan spreads sideways, all one way), and the
+    cards turn card by card (`FAN_MIN_TURN`). A gap of m chords (on the lattice
+    `_line_lattice` fits, steps 0.1-0.7 card heights) where the cards also turn m angle
+    steps (`FAN_GAP_TURN`) hides m - 1 cards, counted as naturals of the fan's rank
+    (wilds between two wilds), as in a column. Returns whether it added any: a fan with
+    none is left to the line reading, which counts a gap of a flat fan as a row's. Two
+    decks' prints in one fan set its cards' centres unevenly: left alone (perfect
+    corners, t4: two deals lost without this).
+    """
+    if len(stack) < 3 or _two_prints(cards, stack, prints):
+        return False
+    angles = np.array([cards[i].angle for i in stack])
+    turn = (angles - _circular_mean(angles) + 180.0) % 360.0 - 180.0
+    order = np.argsort(turn)
+    turns = np.diff(turn[order])
+    pts = np.array([cards[stack[i]].center for i in order])
+    chords = np.diff(pts, axis=0)
+    gaps = np.linalg.norm(chords, axis=1)
+    if gaps.min() < 0.08 * card_h:
+        return False
+    _, right = _unit_vectors(angles[order][:-1] + turns / 2)
+    across = np.einsum("ij,ij->i", chords, right) / gaps
+    if np.abs(across).min() < 0.8 or np.ptp(np.sign(across)) > 0:
+        return False
+    step = float(np.median(sorted(gaps)[: len(gaps) - 1]))
+    lattice = _line_lattice(gaps, 0.85 * step, 1.2 * step) \
+        if 0.1 * card_h <= step <= 0.7 * card_h else None
+    if lattice is None:
+        return False
+    in_gap = lattice[1]
+    single = [t for t, m in zip(turns, in_gap, strict=True) if m == 1]
+    if len(single) < 2:
+        return False
+    turn_step = float(np.median(single))
+    if turn_step < FAN_MIN_TURN or min(single) < 0.25 * turn_step:
+        return False  # not turning card by card: a row, or a card misplaced
+    added = False
+    for g, m in enumerate(in_gap):
+        if m < 2 or abs(turns[g] / turn_step - m) > FAN_GAP_TURN:
+            continue
+        before, after = cards[stack[order[g]]], cards[stack[order[g + 1]]]
+        guess = "2" if before.is_wild and after.is_wild else rank
+        start, end = pts[g], pts[g + 1]
+        _add_hidden(cards, stack, k, team, guess,
+                    float(_circular_mean(np.array([before.angle, after.angle]))),
+                    [start + (end - start) * j / m for j in range(1, m)],
+                    f"hidden card inferred from a gap in the fan: counted as a {guess}")
+        added = True
+    return added
 
 
 def _within_the_pack(cards: list[CardReading]) -> list[dict]:

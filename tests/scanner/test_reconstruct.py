@@ -391,6 +391,25 @@ def test_card_hidden_in_a_column_gap_is_inferred_and_flagged():
     assert any("hidden card" in r["message"] for r in reading.review)
 
 
+@pytest.mark.parametrize("spread, which", [(7, 3), (8, 2), (10, 4), (12, 1), (9, 5)])
+def test_card_hidden_in_a_fan_gap_is_inferred(spread, which):
+    # a fan is no straight line, so its gap is read along the arc: a chord of two steps
+    # where the cards also turn two steps hides a card (a fan laid like a hand put down)
+    aces = ["AH", "AS", "2D", "AC", "AH", "AS", "AD"]
+    table = fan(aces, 1500, 1900, spread=spread, pivot=1.1) + column(["KH", "KS", "KD"], 2600,
+                                                                     1900)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][which]["indices"][0]["visible"] = 0.0  # a coin on one card's index
+    reading = read_table(corners_from_scene(scene, np.random.default_rng(1)), (W, H))
+    fanned, kings = sorted(map(sorted, team_melds(reading, 0)))
+    # a hidden card between two naturals counts as a natural: the 2 hidden reads as an ace
+    assert fanned == ["2"] * (which != 2) + ["A"] * (6 + (which == 2))
+    assert kings == ["K"] * 3
+    hidden = [c for c in reading.cards if not c.corner_ids]
+    assert len(hidden) == 1 and hidden[0].confidence < CARD_CHECK
+    assert any("gap in the fan" in note for note in hidden[0].notes)
+
+
 def test_card_hidden_in_a_loosely_laid_column_is_inferred():
     # a column laid by hand wanders sideways by a few hundredths of a card (and noisy
     # corners add as much): still a column, its gap still hides a card
