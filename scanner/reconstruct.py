@@ -2631,6 +2631,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         if _infer_fan_gaps(cards, stack, k, team, next(iter(ranks)), card_h, prints):
             continue
         angle = _circular_mean(np.array([cards[i].angle for i in stack]))
+        _leave_out_second_box(cards, stack, angle, card_h)
         up, right = _unit_vectors(np.array([angle]))
         pts = np.array([cards[i].center for i in stack])
         down_pos, across_pos = -(pts @ up[0]), pts @ right[0]
@@ -2756,6 +2757,55 @@ def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: in
                     f"hidden card inferred from a gap in the fan: counted as a {guess}")
         added = True
     return added
+
+
+# A detector's second box on an index, shifted off it further than `_duplicates` and
+# `_same_corner_twins` allow (a box taking in the suit pip too), makes a card of its own
+# on the spot of the index's card: in a column, the unsurer of two cards of one rank on
+# one spot, read under this confidence, is that second box ...
+SECOND_BOX_BELOW = 0.7
+# ... where every card of the column lies within this many degrees of its angle (a fan
+# read along an axis puts two cards on one spot). Detector corners, deals read right:
+# test 216 -> 218, val 209 -> 210, t4 588 -> 590, none lost; perfect corners unchanged
+# (0.8-0.9 alike, 0.6 t4 589; rows too: t4 loses six, fans of one deck read with the
+# stack's angle; docs/LAYOUT.md, session 50).
+SECOND_BOX_TURN = 8.0
+
+
+def _leave_out_second_box(cards: list[CardReading], stack: list[int], angle: float,
+                          card_h: float) -> None:
+    """Take out of a column of four or more the card lying on another's place.
+
+    A column's cards lie a step apart along it. Where exactly one pair of its cards, of
+    one rank, lies closer along it than a third of its median step (and a tenth of a
+    card height), within a quarter card of each other across it, the unsurer of the two,
+    seen by one corner and read under `SECOND_BOX_BELOW`, is left out (noted): a second
+    box on the other's index, not a card.
+    """
+    if len(stack) < 4 or _angle_diff(np.array([cards[i].angle for i in stack]),
+                                     angle).max() >= SECOND_BOX_TURN:
+        return
+    up, right = _unit_vectors(np.array([angle]))
+    pts = np.array([cards[i].center for i in stack])
+    along, across = -(pts @ up[0]), pts @ right[0]
+    if np.ptp(across) > 0.4 * card_h:
+        return  # not one column
+    order = np.argsort(along)
+    gaps = np.diff(along[order])
+    close = gaps < min(0.1 * card_h, 0.35 * float(np.median(gaps)))
+    if close.sum() != 1:
+        return
+    g = int(np.argmax(close))
+    pair = (stack[order[g]], stack[order[g + 1]])
+    weak = min(pair, key=lambda i: cards[i].confidence)
+    if (cards[pair[0]].rank != cards[pair[1]].rank
+            or abs(across[order[g]] - across[order[g + 1]]) >= 0.25 * card_h
+            or cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1):
+        return
+    cards[weak].team = None
+    cards[weak].notes.append("on the place of another card of its column: a second box on "
+                             "that card's index, left out")
+    stack.remove(weak)
 
 
 def _within_the_pack(cards: list[CardReading]) -> list[dict]:

@@ -410,6 +410,32 @@ def test_card_hidden_in_a_fan_gap_is_inferred(spread, which):
     assert any("gap in the fan" in note for note in hidden[0].notes)
 
 
+@pytest.mark.parametrize("shift", [(0.4, -0.3), (0.45, 0.0), (0.3, -0.45)])
+def test_a_second_box_beside_an_index_in_a_column_is_no_card(shift):
+    # the detector's second box on a covered five's index, shifted off it by more than a
+    # duplicate (a box taking in the pip), read unsurely: a card of its own on the spot
+    # of the five's card, counted an eighth time; it is left out, the meld stays seven
+    table = column(["5H", "5S", "5D", "5C", "5H", "5S", "5D"], 1000, 1500) + column(
+        ["9H", "9S", "9D"], 1800, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H))
+    fives = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
+    third = fives[np.argsort(corners.centers[fives, 1])[2]]
+    box = corners.boxes[third].copy()
+    size = box[2:] - box[:2]
+    box += np.tile(np.array(shift) * size, 2)
+    box[2:] += 0.2 * size  # a taller, wider box
+    more = Corners(np.vstack([corners.boxes, box]), np.append(corners.class_ids, CLASS_ID["5"]),
+                   np.append(corners.confidence, 0.5), np.append(corners.angle, 5.0))
+    reading = read_table(more, (W, H))
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("5",) * 7, ("9",) * 3]
+    second = [c for c in reading.cards if len(corners) in c.corner_ids]
+    assert len(second) == 1 and second[0].team is None
+    assert any("second box" in note for note in second[0].notes)
+    # read surely, it is no second box: two cards on one spot are left as they are
+    surely = read_table(_with_confidence(more, len(corners), 0.9), (W, H))
+    assert any(len(corners) in c.corner_ids and c.team == 0 for c in surely.cards)
+
+
 def test_card_hidden_in_a_loosely_laid_column_is_inferred():
     # a column laid by hand wanders sideways by a few hundredths of a card (and noisy
     # corners add as much): still a column, its gap still hides a card
