@@ -2777,8 +2777,8 @@ def _leave_out_second_box(cards: list[CardReading], stack: list[int], angle: flo
     """Take out of a column of four or more the card lying on another's place.
 
     A column's cards lie a step apart along it. Where exactly one pair of its cards, of
-    one rank, lies closer along it than a third of its median step (and a tenth of a
-    card height), within a quarter card of each other across it, the unsurer of the two,
+    one rank, lies closer along it than 0.35 of its median step (and a tenth of a card
+    height), within a quarter card of each other across it, the unsurer of the two,
     seen by one corner and read under `SECOND_BOX_BELOW`, is left out (noted): a second
     box on the other's index, not a card.
     """
