@@ -218,6 +218,22 @@ def test_red_threes_read_the_wrong_way_round_deep_in_a_team_s_half_are_that_team
     assert layout["teams"][far] == {"melds": [["8", "8", "8"]], "red_threes": 0}
 
 
+@pytest.mark.parametrize("turn", [0, 180])
+def test_a_short_column_upside_down_among_a_team_s_rows_is_that_team_s(turn):
+    # team 0 laid its two eights upside down in its front row: they face team 1, from among
+    # team 0's columns; the teams' front rows do not cross, so their place decides
+    table = (column(["6H", "6S", "6D"], 700, 2000) + column(["7H", "7S", "7D", "7C"], 1400, 2000)
+             + column(["8H", "8S"], 2100, 2000 + 0.3 * CARD_H, angle=180)
+             + column(["KH", "KS", "KD"], 2800, 2000)
+             + column(["9H", "9S", "9D"], 1200, 700, angle=180)
+             + column(["QH", "QS", "QD"], 2200, 700, angle=180))
+    _, reading = read(rotate_placements(table, turn))
+    near, far = (0, 1) if turn == 0 else (1, 0)
+    layout = reading.layout_json()["teams"]
+    assert ["8", "8", "8"] in layout[near]["melds"]  # the third counted unseen
+    assert sorted(map(tuple, layout[far]["melds"])) == [("9",) * 3, ("Q",) * 3]
+
+
 def test_black_threes_meld_only_as_a_group_of_three_or_four():
     group = column(["3S", "3C", "3S"], 2000, 2000)
     _, reading = read(column(["6H", "6S", "6D"], 1000, 2000) + group)
