@@ -2629,7 +2629,10 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     between two visible cards of a meld-like stack hides m - 1 cards, most likely
     naturals of the stack's rank. They are added with no corners, low confidence and a
     note for the review list. `prints` (corner number -> print size, `_print_groups`)
-    holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`).
+    holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`). A fan's gaps
+    are read along its arc (`_infer_fan_gaps`); before a column's are read, a second box
+    lying on one of its cards' places is taken out of it (`_leave_out_second_box`), so
+    the gaps are measured between cards only.
     """
     _join_split_columns(cards, stacks, card_h)
     steps_by_team: dict[int | None, list[float]] = defaultdict(list)
@@ -2798,9 +2801,9 @@ def _leave_out_second_box(cards: list[CardReading], stack: list[int], angle: flo
     if len(stack) < 4 or _angle_diff(np.array([cards[i].angle for i in stack]),
                                      angle).max() >= SECOND_BOX_TURN:
         return
-    up, right = _unit_vectors(np.array([angle]))
+    along_axis, across_axis = _line_axes(angle)[0]
     pts = np.array([cards[i].center for i in stack])
-    along, across = -(pts @ up[0]), pts @ right[0]
+    along, across = pts @ along_axis, pts @ across_axis
     if np.ptp(across) > 0.4 * card_h:
         return  # not one column
     order = np.argsort(along)
