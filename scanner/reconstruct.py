@@ -2581,6 +2581,10 @@ JOKER_LOOKALIKES = ("J", "K")
 # until session 23; 0.8: u13 deals 37.36 -> 38.46%, meld exact the same or better on test,
 # val, v52 and u13; 0.95 a u13 deal fewer; docs/LAYOUT.md, session 23)
 MISREAD_BELOW = 0.8
+# ... and inside the column's line (its cards on both sides of it, at its angle) read at
+# most this surely (the detector's corners: test deals 218 -> 219, t4 590 -> 593 of 804,
+# val and perfect corners the same; 0.99 a test meld fewer; docs/LAYOUT.md, session 51)
+MISREAD_INSIDE_BELOW = 0.95
 
 
 def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
@@ -2588,10 +2592,12 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
     X overlapping a stack of rank R, read with `MISREAD_BELOW` or less, is most likely
-    an R read wrong. A wild card is a card of its column as often as not, so it keeps
-    its reading, but for a joker read with low confidence (below 0.6, where a card goes
-    to the review list anyway) in a column of jacks or kings: the reader mistakes the J
-    and K of a jack's or king's index for the JOKER word's letters. It is noted for review.
+    an R read wrong; lying inside R's line (R cards on both sides of it, at its angle),
+    read with `MISREAD_INSIDE_BELOW` or less: a touching meld lies past a line's end or
+    beside it. A wild card is a card of its column as often as not, so it keeps its
+    reading, but for a joker read with low confidence (below 0.6, where a card goes to
+    the review list anyway) in a column of jacks or kings: the reader mistakes the J and
+    K of a jack's or king's index for the JOKER word's letters. It is noted for review.
 
     Why not every unsure wild: of the wilds this turned into their column's rank on the
     test split's detector corners, 10 of 12 were wilds (every 2, and jokers in columns of
@@ -2614,11 +2620,28 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
                 continue
             if card.is_wild and not (card.rank == "JK" and rank in JOKER_LOOKALIKES):
                 continue
-            if card.rank_confidence > (0.6 if card.is_wild else MISREAD_BELOW):
+            if card.rank_confidence > (0.6 if card.is_wild else MISREAD_BELOW) and not (
+                    not card.is_wild and card.rank_confidence <= MISREAD_INSIDE_BELOW
+                    and _inside_its_line(cards, stack, i, rank)):
                 continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
             card.confidence *= 0.5
+
+
+def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str) -> bool:
+    """Whether card `i` lies inside its stack's line of `rank` (and wilds), at the line's
+    angle (within `MISREAD_TURN`, or half turned): cards of the line on both sides of it
+    along the column or row. Another meld touching a line lies past its end or beside it."""
+    line = [j for j in stack if j != i and (cards[j].rank == rank or cards[j].is_wild)]
+    angle = _circular_mean(np.array([cards[j].angle for j in line if cards[j].rank == rank]))
+    if _axis_diff(cards[i].angle, angle) > MISREAD_TURN:
+        return False
+    pts = np.array([cards[j].center for j in line])
+    # along the column or the row, whichever way its cards spread
+    axis = max((a for a, _ in _line_axes(angle)), key=lambda a: float(np.ptp(pts @ a)))
+    along, here = pts @ axis, float(np.asarray(cards[i].center) @ axis)
+    return bool((along < here).any() and (along > here).any())
 
 
 def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],

@@ -1465,21 +1465,47 @@ def test_a_second_rank_read_unsurely_in_a_column_is_a_misread():
 
 def test_a_lone_rank_in_a_column_is_a_misread_only_when_read_unsurely():
     # one card of a column of sevens read as an eight: a seven when the reader gave the
-    # eight MISREAD_BELOW or less, else an eight lying on the column (noted either way)
-    from scanner.reconstruct import MISREAD_BELOW
+    # eight MISREAD_BELOW or less (MISREAD_INSIDE_BELOW or less inside the column, sevens
+    # on both sides of it), else an eight lying on the column (noted either way)
+    from scanner.reconstruct import MISREAD_BELOW, MISREAD_INSIDE_BELOW
+
+    corners, _ = read(column(["7H", "7S", "7D", "7C", "7H"], 1000, 1700))
+    order = np.argsort(corners.centers[:, 1])
+    middle, last = int(order[2]), int(order[-1])
+    for where, rank_conf, counted in ((last, MISREAD_BELOW - 0.05, "7"),
+                                      (last, MISREAD_BELOW + 0.05, "8"),
+                                      (middle, MISREAD_BELOW + 0.05, "7"),
+                                      (middle, MISREAD_INSIDE_BELOW - 0.01, "7"),
+                                      (middle, MISREAD_INSIDE_BELOW + 0.01, "8")):
+        class_ids = corners.class_ids.copy()
+        class_ids[where] = CLASS_ID["8"]
+        conf = corners.confidence.copy()
+        conf[where] = rank_conf
+        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence,
+                                     corners.angle, conf), (W, H))
+        card = next(c for c in reading.cards if where in c.corner_ids)
+        assert card.rank == counted, (where, rank_conf)
+        assert any("read as 8 in a column of 7" in n for n in card.notes) == (counted == "7")
+
+
+def test_a_lone_rank_inside_a_column_at_another_angle_is_not_its_misread():
+    # the same column with its middle card read as an eight at 0.9, its index box turned
+    # 50 degrees off the column's (print on a card's face, a letter of a JOKER): not a
+    # seven of the column
+    from scanner.reconstruct import MISREAD_BELOW, MISREAD_INSIDE_BELOW
 
     corners, _ = read(column(["7H", "7S", "7D", "7C", "7H"], 1000, 1700))
     middle = int(np.argsort(corners.centers[:, 1])[2])
-    class_ids = corners.class_ids.copy()
+    class_ids, conf = corners.class_ids.copy(), corners.confidence.copy()
     class_ids[middle] = CLASS_ID["8"]
-    for rank_conf, counted in ((MISREAD_BELOW - 0.05, "7"), (MISREAD_BELOW + 0.05, "8")):
-        conf = corners.confidence.copy()
-        conf[middle] = rank_conf
-        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence,
-                                     corners.angle, conf), (W, H))
+    conf[middle] = (MISREAD_BELOW + MISREAD_INSIDE_BELOW) / 2
+    for turn, counted in ((0.0, "7"), (50.0, "8")):
+        angle = corners.angle.copy()
+        angle[middle] += turn
+        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, angle,
+                                     conf), (W, H))
         card = next(c for c in reading.cards if middle in c.corner_ids)
-        assert card.rank == counted
-        assert any("read as 8 in a column of 7" in n for n in card.notes) == (counted == "7")
+        assert card.rank == counted, turn
 
 
 def test_an_unsure_wild_in_a_column_keeps_its_rank_but_a_joker_among_jacks():
