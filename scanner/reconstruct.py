@@ -2659,6 +2659,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     """
     _join_split_columns(cards, stacks, card_h)
     steps_by_team: dict[int | None, list[float]] = defaultdict(list)
+    steps_of: dict[int, list[float]] = {}
     lines = []
     for k, stack in enumerate(stacks):
         if not stack:
@@ -2692,6 +2693,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             lines.append((k, kind, order, gaps, next(iter(ranks)), angle, up[0], right[0]))
             if kind == "column":
                 steps_by_team[team].extend(gaps.tolist())
+                steps_of[k] = gaps.tolist()
     for k, kind, order, gaps, rank, angle, up, right in lines:
         stack = stacks[k]
         team = cards[stack[0]].team
@@ -2710,6 +2712,16 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         # its cards on one regular lattice (reading noise makes single gaps uneven, the
         # line as a whole is regular); else each gap against the step
         lattice = _line_lattice(gaps, 0.85 * step, 1.2 * step) if len(own) >= 2 else None
+        # the team's other columns' regular steps: a lattice far from them is the column's
+        # cards swung about their indices (each card turned a few degrees its own way moves
+        # its index-read place), not cards hidden between them
+        others = [g for j, gs in steps_of.items()
+                  if j != k and cards[stacks[j][0]].team == team
+                  for g in sorted(gs)[: max(1, len(gs) - 1)]]
+        if lattice is not None and kind == "column" and len(others) >= 3 and \
+                abs(lattice[0] / float(np.median(others)) - 1) > TEAM_STEP_OFF:
+            lattice = None
+            step = float(np.median(others))
         if lattice is not None:
             step, in_gap = lattice
         else:
@@ -2728,6 +2740,13 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
         if kind == "column":
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+# a column's lattice step more than this share off the team's other columns' step is read
+# against theirs (the detector's corners: t4 deals 593 -> 594, test meld exact 88.16 ->
+# 88.20%; perfect corners val 237 -> 238, t4 723 -> 725; 0.1 loses a t4 deal, 0.2-0.3 win
+# fewer; docs/LAYOUT.md, session 51)
+TEAM_STEP_OFF = 0.15
 
 
 # A fan's cards turn by one angle step each (7-10 degrees in the data engine's fans; the

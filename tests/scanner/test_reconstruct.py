@@ -2147,3 +2147,25 @@ def test_the_shipped_other_rank_penalty() -> None:
     import scanner.reconstruct as reconstruct
 
     assert reconstruct.OTHER_RANK_PENALTY == 0.75
+
+
+def test_a_column_swung_card_by_card_off_the_team_s_step_hides_nothing():
+    # five aces whose index-read places fall short and long in turn (each card turned a
+    # few degrees its own way swings its index), beside two columns laid with the team's
+    # step: the aces' steps fit a lattice of a smaller step with two cards hidden, but
+    # the team lays every column with one step, against which they hide none
+    from scanner.reconstruct import TEAM_STEP_OFF
+
+    step = 0.22
+    short, long_ = 0.8 * step, 1.25 * step
+    along = np.cumsum([0.0, short, long_, short, long_])
+    aces = [{"card": c, "x": 2200.0, "y": 1500 + a * CARD_H, "angle": 0.0}
+            for c, a in zip(["AH", "AC", "AD", "AC", "AD"], along, strict=True)]
+    # the lattice found without the team's step is well off it
+    assert abs(along[-1] / 6 / step - 1) > TEAM_STEP_OFF
+    with_team = (column(["KH", "KS", "KD", "KC"], 1000, 1500, step=step)
+                 + column(["8H", "8S", "8D", "8C"], 1600, 1500, step=step) + aces)
+    for placements, hidden in ((aces, 2), (with_team, 0)):
+        _, reading = read(placements)
+        assert ["A"] * (5 + hidden) in team_melds(reading, 0), hidden
+        assert sum("hidden card inferred" in r["message"] for r in reading.review) == hidden
