@@ -1597,6 +1597,10 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
                 for k, s in enumerate(stacks) if pick[k]]
         edge.append(max(ends) if team == 0 else min(ends))
     w, h = image_size
+    if edge[0] is not None and edge[1] is not None and edge[1] <= edge[0]:
+        # a stack read facing the wrong way among the other team's rows: the teams' rows
+        # cross; their edges again from the stacks on each side of the table's widest gap
+        edge = _uncrossed_edges(stacks, meld_like, facing, card_along) or edge
     mid = float(np.array([w / 2, h / 2]) @ u0)
     band = 0.0
     both = edge[0] is not None and edge[1] is not None and edge[1] > edge[0]
@@ -1742,6 +1746,41 @@ def _one_rank(cards: list[CardReading], stack: list[int]) -> bool:
     """Whether a stack's naturals, two or more, are all of one rank (wilds aside)."""
     top, others = _rank_majority(cards, stack)
     return top >= 2 and others == 0
+
+
+def _uncrossed_edges(stacks: list[list[int]], meld_like: np.ndarray, facing: np.ndarray,
+                     card_along: np.ndarray) -> list[float] | None:
+    """Each team's edge towards the middle where a stack read facing one team lies among
+    the other's rows (the edges cross), or None.
+
+    The teams' melds lie on either side of the band between them, the table's widest gap
+    along its axis: of the gaps between meld-like stacks (their mean place) with mostly
+    team 0's stacks below and team 1's above, the widest splits the table; each team's
+    edge is then its own-facing stacks' on its own side. A stack facing a team from the
+    other side marks no edge (`_assign_teams` gives it the side it lies among).
+    Validation sets (the detector's corners): val deals 210 -> 211, t4 meld exact 86.62 ->
+    86.68%; docs/LAYOUT.md, session 51.
+    """
+    pick = [k for k in range(len(stacks)) if meld_like[k]]
+    along = {k: float(np.mean(card_along[stacks[k]])) for k in pick}
+    cuts = sorted(along.values())
+    best = None
+    for a, b in itertools.pairwise(cuts):
+        t = (a + b) / 2
+        below = [facing[k] == 0 for k in pick if along[k] < t]
+        above = [facing[k] == 1 for k in pick if along[k] > t]
+        if 2 * sum(below) <= len(below) or 2 * sum(above) <= len(above):
+            continue
+        if best is None or b - a > best[0]:
+            best = (b - a, t)
+    if best is None:
+        return None
+    t = best[1]
+    e0 = [card_along[stacks[k]].max() for k in pick if facing[k] == 0 and along[k] < t]
+    e1 = [card_along[stacks[k]].min() for k in pick if facing[k] == 1 and along[k] > t]
+    if max(e0) >= min(e1):
+        return None
+    return [float(max(e0)), float(min(e1))]
 
 
 def _is_meld_like(cards: list[CardReading], stack: list[int]) -> bool:

@@ -2169,3 +2169,23 @@ def test_a_column_swung_card_by_card_off_the_team_s_step_hides_nothing():
         _, reading = read(placements)
         assert ["A"] * (5 + hidden) in team_melds(reading, 0), hidden
         assert sum("hidden card inferred" in r["message"] for r in reading.review) == hidden
+
+
+@pytest.mark.parametrize("turn", [0, 180])
+def test_a_column_facing_one_team_among_the_other_s_rows_does_not_move_the_middle(turn):
+    # team 1's jacks read facing team 0 (laid, or read, the wrong way round) among team 1's
+    # columns: the teams' front rows seem to cross. The middle of the table is still the
+    # wide gap between the two teams' melds, where the discard pile's top card lies: left
+    # out, not a squared-up canasta; the jacks are team 1's
+    table = (column(["6H", "6S", "6D"], 700, 2100) + column(["7H", "7S", "7D", "7C"], 1400, 2100)
+             + column(["KH", "KS", "KD"], 2100, 2100)
+             + column(["9H", "9S", "9D"], 900, 700, angle=180)
+             + column(["QH", "QS", "QD"], 1600, 700, angle=180)
+             + column(["JH", "JS", "JD", "JC"], 2400, 650)
+             + [{"card": "5D", "x": 1500, "y": 1400, "angle": 3.0}])
+    _, reading = read(rotate_placements(table, turn))
+    near, far = (0, 1) if turn == 0 else (1, 0)
+    layout = reading.layout_json()["teams"]
+    assert sorted(map(tuple, layout[near]["melds"])) == [("6",) * 3, ("7",) * 4, ("K",) * 3]
+    assert sorted(map(tuple, layout[far]["melds"])) == [("9",) * 3, ("J",) * 4, ("Q",) * 3]
+    assert any(r["kind"] == "left_out" and "5" in r["message"] for r in reading.review)
