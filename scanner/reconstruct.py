@@ -2697,8 +2697,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     the gaps are measured between cards only.
     """
     _join_split_columns(cards, stacks, card_h)
-    steps_by_team: dict[int | None, list[float]] = defaultdict(list)
-    steps_of: dict[int, list[float]] = {}
+    column_steps: dict[int, tuple[int, list[float]]] = {}  # stack -> (team, its gaps)
     lines = []
     for k, stack in enumerate(stacks):
         if not stack:
@@ -2731,16 +2730,15 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                 continue  # two cards on one spot: not a clean column or row
             lines.append((k, kind, order, gaps, next(iter(ranks)), angle, up[0], right[0]))
             if kind == "column":
-                steps_by_team[team].extend(gaps.tolist())
-                steps_of[k] = gaps.tolist()
+                column_steps[k] = (team, gaps.tolist())
     for k, kind, order, gaps, rank, angle, up, right in lines:
         stack = stacks[k]
         team = cards[stack[0]].team
-        own = sorted(gaps)[: max(1, len(gaps) - 1)]  # the smallest steps: the regular ones
+        own = _regular_steps(gaps)
+        team_steps = [g for t, gs in column_steps.values() if t == team for g in gs]
         # a column's own steps where it has enough (perspective changes the step across
         # the photo), else the team's: a team lays its columns with one step
-        pool = own if len(own) >= 2 or kind == "row" or len(steps_by_team[team]) < 3 \
-            else steps_by_team[team]
+        pool = own if len(own) >= 2 or kind == "row" or len(team_steps) < 3 else team_steps
         if len(pool) < 2:
             continue
         step = float(np.median(pool))
@@ -2754,9 +2752,8 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         # the team's other columns' regular steps: a lattice far from them is the column's
         # cards swung about their indices (each card turned a few degrees its own way moves
         # its index-read place), not cards hidden between them
-        others = [g for j, gs in steps_of.items()
-                  if j != k and cards[stacks[j][0]].team == team
-                  for g in sorted(gs)[: max(1, len(gs) - 1)]]
+        others = [g for j, (t, gs) in column_steps.items() if j != k and t == team
+                  for g in _regular_steps(gs)]
         if lattice is not None and kind == "column" and len(others) >= 3 and \
                 abs(lattice[0] / float(np.median(others)) - 1) > TEAM_STEP_OFF:
             lattice = None
@@ -2779,6 +2776,11 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         f"hidden card inferred from a gap in the {kind}: counted as a {guess}")
         if kind == "column":
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
+
+
+def _regular_steps(gaps) -> list[float]:
+    """A line's smallest gaps, all but its largest: the regular steps (a gap may hide a card)."""
+    return sorted(gaps)[: max(1, len(gaps) - 1)]
 
 
 # a column's lattice step more than this share off the team's other columns' step is read
