@@ -1489,9 +1489,9 @@ def test_a_lone_rank_in_a_column_is_a_misread_only_when_read_unsurely():
 
 
 def test_a_lone_rank_inside_a_column_at_another_angle_is_not_its_misread():
-    # the same column with its middle card read as an eight at 0.9, its index box turned
-    # 50 degrees off the column's (print on a card's face, a letter of a JOKER): not a
-    # seven of the column
+    # the same column with its middle card read as an eight, between MISREAD_BELOW and
+    # MISREAD_INSIDE_BELOW, its index turned 50 degrees off the column's (print on a
+    # card's face, a letter of a JOKER): not a seven of the column
     from scanner.reconstruct import MISREAD_BELOW, MISREAD_INSIDE_BELOW
 
     corners, _ = read(column(["7H", "7S", "7D", "7C", "7H"], 1000, 1700))
