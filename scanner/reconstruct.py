@@ -2201,6 +2201,9 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     letters of a JOKER, a court figure), not a card one step past a column's front end
     (a whole card with a sure corner of another on its face is a mistaken pair: ignored;
     a corner of the whole card's own rank may be its real index, the pair a mistake).
+    A fan whose sure cards lie far apart (most of its cards read unsurely) shows no chord
+    to fill; a card on its arc, between its first and last sure card, is taken
+    (`_on_fan_arc`).
     `firm` (default `sure`) are the corners sure in their own right: only their cards
     bring their other corners along (a corner taken in an earlier round places the next
     card of its line, but a second box paired into its card stays out).
@@ -2237,6 +2240,7 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         line = [i for i in held if cards[i].rank == rank or cards[i].is_wild]
         angle = _circular_mean(np.array([cards[i].angle for i in line]))
         pts = np.array([cards[i].center for i in line])
+        arc = _fan_arc(cards, line, angle, card_h)
         for i in unsure:
             card = cards[i]
             if card.rank != rank and not card.is_wild:
@@ -2253,9 +2257,57 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             if (_fills_a_place(centre, pts, angle, card_h, steps)
                     or _fills_a_place(centre, near, angle, card_h, steps)
                     or _fills_a_gap(centre, pts, card_h)
-                    or (_clear_place(centre, pts, card_h) and not _misread(card))):
+                    or (_clear_place(centre, pts, card_h) and not _misread(card))
+                    or (arc is not None and _on_fan_arc(centre, pts, arc, card_h))):
                 out.extend(card.corner_ids)
     return out
+
+
+# A stack's sure cards are a fan when they turn steadily with their place across it, at
+# least this many degrees end to end ...
+FAN_ARC_TURN = 12.0
+# ... each within this many degrees of that trend, and their centres within this share of a
+# card height of one arc (a parabola across the fan) ...
+FAN_ARC_TREND = 3.0
+FAN_ARC_FIT = 0.05
+# ... and an unsure card of the fan's rank within this share of a card height of the arc,
+# between its first and last sure card, clear of every sure one, is a card of the fan
+# (test 1069: a fan of eight tens, four read from 0.24 to 0.33). The detector's corners:
+# test deals 219 -> 220, val and t4 the same; perfect corners the same; 0.12 (and an 8
+# degree turn) loses a val deal (docs/LAYOUT.md, session 51).
+FAN_ARC_REACH = 0.08
+
+
+def _fan_arc(cards: list[CardReading], line: list[int], angle: float,
+             card_h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The arc a fan's sure cards (`line`, at mean `angle`) lie on, if they are a fan:
+    (across and up unit vectors, the parabola of up against across), else None."""
+    if len(line) < 3:
+        return None
+    up, right = (v[0] for v in _unit_vectors(np.array([angle])))
+    pts = np.array([cards[i].center for i in line])
+    across = pts @ right
+    turn = np.array([(cards[i].angle - angle + 90.0) % 180.0 - 90.0 for i in line])
+    slope, offset = np.polyfit(across, turn, 1)
+    if abs(slope) * np.ptp(across) < FAN_ARC_TURN or \
+            np.abs(turn - (offset + slope * across)).max() > FAN_ARC_TREND:
+        return None
+    height = pts @ up
+    arc = np.polyfit(across, height, 2)
+    if np.abs(height - np.polyval(arc, across)).max() > FAN_ARC_FIT * card_h:
+        return None
+    return right, up, arc
+
+
+def _on_fan_arc(centre: np.ndarray, pts: np.ndarray,
+                arc: tuple[np.ndarray, np.ndarray, np.ndarray], card_h: float) -> bool:
+    """Whether a card at `centre` lies on a fan's `arc` (`_fan_arc`) between its sure
+    cards (`pts`), clear of them."""
+    right, up, parabola = arc
+    across, here = pts @ right, float(centre @ right)
+    return bool(across.min() < here < across.max()
+                and abs(float(centre @ up) - np.polyval(parabola, here)) <= FAN_ARC_REACH * card_h
+                and np.linalg.norm(pts - centre, axis=1).min() >= FAN_ARC_FIT * card_h)
 
 
 # unsure cards of one rank on a regular line of at least this many stand by themselves

@@ -16,6 +16,7 @@ from scanner.classes import CLASS_ID
 from scanner.corners import Corners
 from scanner.reconstruct import (
     CARD_CHECK,
+    FAN_ARC_TURN,
     MELD_CHECK,
     CardGeometry,
     CardReading,
@@ -2189,3 +2190,20 @@ def test_a_column_facing_one_team_among_the_other_s_rows_does_not_move_the_middl
     assert sorted(map(tuple, layout[near]["melds"])) == [("6",) * 3, ("7",) * 4, ("K",) * 3]
     assert sorted(map(tuple, layout[far]["melds"])) == [("9",) * 3, ("J",) * 4, ("Q",) * 3]
     assert any(r["kind"] == "left_out" and "5" in r["message"] for r in reading.review)
+
+
+@pytest.mark.parametrize("turn", [FAN_ARC_TURN, 1000.0])
+def test_unsure_cards_on_a_fan_s_arc_between_its_sure_ones_are_its_cards(monkeypatch, turn):
+    """The detector's corners of a test photo (tests/fixtures/layouts): a fan of eight tens,
+    four of its covered indices read from 0.24 to 0.33. Its sure cards lie two to three
+    places apart, unevenly (each index placed a little off), so no chord or lattice shows
+    the empty places; they turn steadily along one arc and the unsure cards lie on it
+    between them: all eight are counted. With no fan's arc (a turn no fan makes), five."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "FAN_ARC_TURN", turn)
+    corners, size = _fixture_corners("fan_of_tens_unsure.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2)
+    tens = [m for m in reading.melds if m.team == 0 and m.rank == "10"]
+    assert len(tens) == 1
+    assert (tens[0].naturals, list(tens[0].wilds)) == ((8, []) if turn == FAN_ARC_TURN else (5, []))
