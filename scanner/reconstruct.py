@@ -2287,6 +2287,8 @@ def _fan_arc(cards: list[CardReading], line: list[int], angle: float,
     up, right = (v[0] for v in _unit_vectors(np.array([angle])))
     pts = np.array([cards[i].center for i in line])
     across = pts @ right
+    if np.ptp(across) <= 0.25 * card_h:
+        return None  # a column: no spread across to turn along (as `_steadier_angles`)
     turn = np.array([(cards[i].angle - angle + 90.0) % 180.0 - 90.0 for i in line])
     slope, offset = np.polyfit(across, turn, 1)
     if abs(slope) * np.ptp(across) < FAN_ARC_TURN or \
