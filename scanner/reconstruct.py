@@ -2271,7 +2271,8 @@ FAN_ARC_TURN = 12.0
 FAN_ARC_TREND = 3.0
 FAN_ARC_FIT = 0.05
 # ... and an unsure card of the fan's rank within this share of a card height of the arc,
-# between its first and last sure card, clear of every sure one, is a card of the fan
+# between its first and last sure card, clear of every sure one (by `FAN_ARC_FIT`: a
+# second box on a sure index lies on its card's place), is a card of the fan
 # (test 1069: a fan of eight tens, four read from 0.24 to 0.33). The detector's corners:
 # test deals 219 -> 220, val and t4 the same; perfect corners the same; 0.12 (and an 8
 # degree turn) loses a val deal (docs/LAYOUT.md, session 51).
