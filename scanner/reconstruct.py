@@ -225,6 +225,11 @@ def _angle_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return d
 
 
+def _axis_turn(a, b):
+    """Signed turn from direction `b` to direction `a` as lines (modulo 180), -90..90 degrees."""
+    return (np.asarray(a) - np.asarray(b) + 90.0) % 180.0 - 90.0
+
+
 def _circular_mean(angles: np.ndarray, weights: np.ndarray | None = None) -> float:
     a = np.radians(np.asarray(angles, dtype=float))
     if weights is None:
@@ -1330,7 +1335,7 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
         if not fan and parallel:
             # own estimate, pulled towards the axis: stacks lie within a few degrees of it
             own = mean + trend[0]
-            towards = (axis - own + 90.0) % 180.0 - 90.0
+            towards = _axis_turn(axis, own)
             weight_own, weight_axis = len(stack) / noise ** 2, 1 / 3.0 ** 2
             trend = trend + towards * weight_axis / (weight_own + weight_axis)
         elif len(stack) < 2:
@@ -1600,7 +1605,7 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     if edge[0] is not None and edge[1] is not None and edge[1] <= edge[0]:
         # a stack read facing the wrong way among the other team's rows: the teams' rows
         # cross; their edges again from the stacks on each side of the table's widest gap
-        edge = _uncrossed_edges(stacks, meld_like, facing, card_along) or edge
+        edge = _uncrossed_edges(stacks, meld_like, facing, card_along, along) or edge
     mid = float(np.array([w / 2, h / 2]) @ u0)
     band = 0.0
     both = edge[0] is not None and edge[1] is not None and edge[1] > edge[0]
@@ -1749,7 +1754,7 @@ def _one_rank(cards: list[CardReading], stack: list[int]) -> bool:
 
 
 def _uncrossed_edges(stacks: list[list[int]], meld_like: np.ndarray, facing: np.ndarray,
-                     card_along: np.ndarray) -> list[float] | None:
+                     card_along: np.ndarray, along: np.ndarray) -> list[float] | None:
     """Each team's edge towards the middle where a stack read facing one team lies among
     the other's rows (the edges cross), or None.
 
@@ -1757,13 +1762,13 @@ def _uncrossed_edges(stacks: list[list[int]], meld_like: np.ndarray, facing: np.
     along its axis: of the gaps between meld-like stacks (their mean place) with mostly
     team 0's stacks below and team 1's above, the widest splits the table; each team's
     edge is then its own-facing stacks' on its own side. A stack facing a team from the
-    other side marks no edge (`_assign_teams` gives it the side it lies among).
+    other side marks no edge (`_assign_teams` gives it the side it lies among). `along`:
+    each stack's mean place along the table's axis, `card_along` each card's.
     Validation sets (the detector's corners): val deals 210 -> 211, t4 meld exact 86.62 ->
     86.68%; docs/LAYOUT.md, session 51.
     """
-    pick = [k for k in range(len(stacks)) if meld_like[k]]
-    along = {k: float(np.mean(card_along[stacks[k]])) for k in pick}
-    cuts = sorted(along.values())
+    pick = np.flatnonzero(meld_like).tolist()
+    cuts = sorted(float(along[k]) for k in pick)
     best = None
     for a, b in itertools.pairwise(cuts):
         t = (a + b) / 2
@@ -2290,7 +2295,7 @@ def _fan_arc(cards: list[CardReading], line: list[int], angle: float,
     across = pts @ right
     if np.ptp(across) <= 0.25 * card_h:
         return None  # a column: no spread across to turn along (as `_steadier_angles`)
-    turn = np.array([(cards[i].angle - angle + 90.0) % 180.0 - 90.0 for i in line])
+    turn = _axis_turn([cards[i].angle for i in line], angle)
     slope, offset = np.polyfit(across, turn, 1)
     if abs(slope) * np.ptp(across) < FAN_ARC_TURN or \
             np.abs(turn - (offset + slope * across)).max() > FAN_ARC_TREND:
@@ -2714,9 +2719,11 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
                 continue
             if card.is_wild and not (card.rank == "JK" and rank in JOKER_LOOKALIKES):
                 continue
-            if card.rank_confidence > (0.6 if card.is_wild else MISREAD_BELOW) and not (
-                    not card.is_wild and card.rank_confidence <= MISREAD_INSIDE_BELOW
-                    and _inside_its_line(cards, stack, i, rank)):
+            limit = 0.6 if card.is_wild else MISREAD_BELOW
+            if not card.is_wild and card.rank_confidence > limit \
+                    and _inside_its_line(cards, stack, i, rank):
+                limit = MISREAD_INSIDE_BELOW
+            if card.rank_confidence > limit:
                 continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
