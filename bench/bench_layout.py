@@ -365,6 +365,10 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             other = compare_melds(swapped, reading)
             if other["plain_exact"] + other["squared_exact"] > counts["plain_exact"] + counts["squared_exact"]:
                 scene, counts = swapped, other
+        for t, team in enumerate(scene["layout"]["teams"]):
+            if reading.red_threes[t] != team["red_threes"]:
+                # a red three missed, or a three read red that is not: 100 points each
+                counts["why:red_threes"] += 1
         totals.update(counts)
         true_score = deal_scores(scene["layout"])
         raw = deal_scores(predicted_layout(scene, reading, False))
