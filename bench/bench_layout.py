@@ -137,7 +137,11 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
             counts["squared_kind_right"] += flagged and (not p.wilds) == (not m["wilds"])
         if not ok:
             counts[f"why:{kind}:" + _why(m, p)] += 1
-    counts["extra_melds"] += sum(1 for key in pred if key not in truth)
+    extra = sum(1 for key in pred if key not in truth)
+    counts["extra_melds"] += extra
+    if extra:
+        # a meld read where the team has none of that rank (a pile, stray cards)
+        counts["why:extra_meld"] += extra
     return counts
 
 

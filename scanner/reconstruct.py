@@ -1743,8 +1743,33 @@ def _has_sideways_card(cards: list[CardReading], stack: list[int]) -> bool:
         # a card seen by one index in a stack of one rank: rather an index read turned
         # (the small indices of some decks read 45 degrees and more off a tenth of the
         # time) than a card laid across a meld
-        across &= np.array([len(cards[i].corner_ids) >= 2 for i in stack])
+        # ... but a wild square across the naturals in a heap of a few cards is the
+        # pile's freezing card, one index showing or not (`_frozen_by`)
+        across &= (np.array([len(cards[i].corner_ids) >= 2 for i in stack])
+                   | _frozen_by(cards, stack))
     return bool(across.any())
+
+
+# A wild laid across a heap of at most this many cards, within this many degrees of square
+# to its naturals, freezes a discard pile, even seen by one index. A misread index of a
+# column's wild reads 60-75 degrees off (test 709, t4 4959); a false wild corner by a long
+# column is no pile either (t4 8129, 7449). t4 deals 594 -> 596 (7149, 9559: a pile's two
+# naturals and a wild across them read as a meld), perfect corners t4 725 -> 727, no deal
+# lost on any set (75-80 degrees alike; no length limit loses 8129 and 7449;
+# docs/LAYOUT.md, session 52).
+FROZEN_PILE_MAX = 4
+FROZEN_ACROSS = 80.0
+
+
+def _frozen_by(cards: list[CardReading], stack: list[int]) -> np.ndarray:
+    """Which cards of `stack` are wilds laid square across its naturals, in a heap of a few
+    cards (`FROZEN_PILE_MAX`): a discard pile frozen by a wild turned across it."""
+    wild = np.array([cards[i].is_wild for i in stack])
+    if len(stack) > FROZEN_PILE_MAX or wild.all():
+        return np.zeros(len(stack), bool)
+    angles = np.array([cards[i].angle for i in stack])
+    axis = _circular_mean(2 * angles[~wild]) / 2.0
+    return wild & (np.abs(_axis_turn(angles, axis)) >= FROZEN_ACROSS)
 
 
 def _one_rank(cards: list[CardReading], stack: list[int]) -> bool:

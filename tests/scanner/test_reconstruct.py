@@ -1095,6 +1095,34 @@ def test_discard_pile_with_a_wild_across_it_is_not_a_meld():
     assert any(r["kind"] == "left_out" and "5" in r["message"] for r in reading.review)
 
 
+@pytest.mark.parametrize("heap", [0, None])
+def test_a_wild_square_across_a_small_pile_freezes_it_though_one_index_shows(monkeypatch, heap):
+    # t4 scene 7149: the discard pile's top shows two nines and a joker turned across them,
+    # the joker's top index under the nines; read as one rank and a wild, it looked like a
+    # meld of team 1 (whose only other cards are red threes and a squared-up canasta)
+    import scanner.reconstruct as reconstruct
+
+    if heap is not None:  # no heap small enough: a one-index wild across is a misread
+        monkeypatch.setattr(reconstruct, "FROZEN_PILE_MAX", heap)
+    table = [{"card": c, "x": x, "y": y, "angle": a} for c, x, y, a in [
+        ("2S", 1742, 1606, 0), ("6C", 1734, 1714, 0), ("6C", 1740, 1825, 3),
+        ("3D", 2199, 1603, 355), ("JS", 1984, 431, 177), ("3D", 1622, 441, 179),
+        ("3H", 1546, 448, 176), ("3H", 1470, 454, 178),
+        ("JK", 1800, 1047, 259), ("AC", 1763, 1049, 157), ("9D", 1790, 1036, 150),
+        ("AS", 1766, 1031, 156), ("9H", 1761, 1011, 152), ("9C", 1747, 1046, 172)]]
+    scene = scene_from_placements(table, 2866, 2150, card_h=370)
+    joker = next(c for c in scene["cards"] if c["card"] == "JK")
+    assert [i["visible"] for i in joker["indices"]] == [0.0, 1.0]
+    reading = read_table(corners_from_scene(scene), (2866, 2150))
+    nines = [m for m in reading.melds if m.rank == "9"]
+    if heap is None:
+        assert nines == []
+        assert [(m.team, m.rank) for m in reading.melds] == [(0, "6"), (1, "J")]
+        assert any(r["kind"] == "left_out" for r in reading.review)
+    else:
+        assert [(m.team, m.naturals, list(m.wilds)) for m in nines] == [(1, 2, ["JK"])]
+
+
 def test_lone_red_three_is_never_left_out_as_a_pile():
     # team 1 melded nothing; its one red three lies past the middle of the table
     table = (column(["KH", "KS", "KD"], 1000, 2300) + column(["QH", "QS", "QD"], 1500, 2300)
