@@ -1508,6 +1508,10 @@ LONE_CARD_REACH = 0.75
 # team's half of the table are the other team's (detector corners, deals: test 214 -> 215,
 # val 208 -> 209, t4 and perfect corners unchanged; docs/LAYOUT.md, session 49).
 RED_THREE_SIDE_REACH = 1.0
+# A second lone card left out as a pile this many card heights or more from the middle is
+# a squared-up canasta (`_assign_teams`): perfect corners val 238 -> 239, every other set and
+# the detector's corners the same (0.36 alike; docs/LAYOUT.md, session 52).
+ONE_PILE_REACH = 0.5
 # A stack facing one team that lies among the other team's rows (not past that team's
 # front row towards the middle by more than this, in card heights), where the teams'
 # front rows do not cross, is the other team's: a short column laid or read upside down
@@ -1682,6 +1686,20 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         else:
             teams.append(None)
             confs.append(0.5)
+    # The table has one discard pile. A lone card along the table's axis left out as a pile
+    # more than ONE_PILE_REACH card heights from the middle, with something else left out
+    # nearer the middle a card height or more away, is its side's squared-up canasta laid
+    # a little in front of its team's rows (val 998: a squared-up seven 0.62 card heights from
+    # the middle, beside its team's squared-up tens; the pile's top lay 0.05 from it).
+    offsets = np.abs(along - mid) / card_h
+    out = [k for k in range(len(stacks)) if teams[k] is None]
+    places = {k: np.mean([cards[i].center for i in stacks[k]], axis=0) for k in out}
+    for k in out:
+        if (lone[k] and aligned[k] and not pile_like[k] and offsets[k] > ONE_PILE_REACH
+                and any(offsets[j] < offsets[k]
+                        and np.linalg.norm(places[j] - places[k]) > card_h for j in out)):
+            teams[k] = 0 if along[k] < mid else 1
+            confs[k] = 0.5
     # A team melds a rank in one stack. A lone natural lying more than half a card height
     # past its team's nearest row towards the middle, or a meld-like heap more than a card
     # height past all of the team's other meld-like stacks (two at least), that holds a

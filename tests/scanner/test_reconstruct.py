@@ -1123,6 +1123,35 @@ def test_a_wild_square_across_a_small_pile_freezes_it_though_one_index_shows(mon
         assert [(m.team, m.naturals, list(m.wilds)) for m in nines] == [(1, 2, ["JK"])]
 
 
+@pytest.mark.parametrize("reach", [None, float("inf")])
+def test_a_second_lone_card_off_the_middle_is_a_squared_canasta_not_a_pile(monkeypatch, reach):
+    # val scene 998: team 0 melded only two squared-up canastas (a seven and tens) and its
+    # red threes; the seven lay 0.6 card heights from the middle found between the teams'
+    # rows, the discard pile's top (a six) right on it. A table has one discard pile.
+    import scanner.reconstruct as reconstruct
+
+    if reach is not None:  # every lone card near the middle a pile's
+        monkeypatch.setattr(reconstruct, "ONE_PILE_REACH", reach)
+    table = [{"card": c, "x": x, "y": y, "angle": a} for c, x, y, a in [
+        ("7D", 813, 1381, 5), ("10C", 1019, 1398, 352), ("3D", 1364, 1470, 352),
+        ("3H", 1422, 1474, 354), ("3D", 1479, 1478, 353), ("QS", 1334, 786, 169),
+        ("QS", 1347, 704, 169), ("QD", 1340, 622, 162), ("QD", 1327, 539, 170),
+        ("QH", 1318, 460, 164), ("QC", 1327, 383, 162), ("QC", 1299, 309, 166),
+        ("QH", 1320, 234, 163), ("3C", 1139, 783, 183), ("3C", 1135, 701, 182),
+        ("3S", 1139, 623, 180), ("3S", 1130, 543, 182), ("3H", 870, 743, 181),
+        ("JC", 1442, 1100, 3), ("5C", 1454, 1114, 13), ("6S", 1457, 1097, 349)]]
+    scene = scene_from_placements(table, 2412, 1808, card_h=221)
+    reading = read_table(corners_from_scene(scene), (2412, 1808))
+    squared = sorted((m.team, m.rank) for m in reading.melds if m.squared)
+    six = next(c for c in reading.cards if c.rank == "6")
+    assert six.team is None  # the pile's top
+    if reach is None:
+        assert squared == [(0, "10"), (0, "7")]
+    else:
+        assert squared == [(0, "10")]
+        assert any(r["kind"] == "left_out" and "7" in r["message"] for r in reading.review)
+
+
 def test_lone_red_three_is_never_left_out_as_a_pile():
     # team 1 melded nothing; its one red three lies past the middle of the table
     table = (column(["KH", "KS", "KD"], 1000, 2300) + column(["QH", "QS", "QD"], 1500, 2300)
