@@ -1551,12 +1551,16 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
         return [], [], 0.0
     stack_angle = []
     stack_weight = []
-    for s in stacks:
+    for k, s in enumerate(stacks):
         angs = np.array([cards[i].angle for i in s])
         w = np.array([cards[i].confidence for i in s])
-        stack_angle.append(_circular_mean(angs, w))
+        # a stack of whole cards shows no direction: each card's reads either way round, so
+        # the stack's is an axis (a joker read at 0 degrees beside a king at 182 lie along
+        # one line, not across at 91; val 1968, 2448, 2528: whole melds left out as piles)
+        turns = 1 if oriented[k] else 2
+        stack_angle.append(_circular_mean(turns * angs, w) / turns)
         # agreement of the stack's cards: 1 for a column, lower for a messy pile
-        a = np.radians(angs)
+        a = np.radians(turns * angs)
         agree = float(np.hypot((w * np.cos(a)).sum(), (w * np.sin(a)).sum()) / max(w.sum(), 1e-6))
         stack_weight.append(len(s) * agree)
     stack_angle = np.array(stack_angle)

@@ -20,6 +20,7 @@ from scanner.reconstruct import (
     MELD_CHECK,
     CardGeometry,
     CardReading,
+    _assign_teams,
     _join_four_index_halves,
     _whole_cards_apart,
     joker_letters,
@@ -1150,6 +1151,27 @@ def test_a_second_lone_card_off_the_middle_is_a_squared_canasta_not_a_pile(monke
     else:
         assert squared == [(0, "10")]
         assert any(r["kind"] == "left_out" and "7" in r["message"] for r in reading.review)
+
+
+def test_whole_cards_read_opposite_ways_in_one_stack_lie_along_the_table():
+    # val scene 2888: team 0's column of a joker and two kings, the joker's and the
+    # front king's both indices showing (whole cards, no direction), read at 0 and 182
+    # degrees: as directions they average 91, across the table, and the stack was left out
+    # as a pile in its own team's half
+    def card(rank, x, y, angle, whole=False):
+        return CardReading(rank=rank, corner_ids=[0, 1] if whole else [0], center=(x, y),
+                           angle=angle, confidence=1.0, fully_visible=whole)
+
+    cards, stacks = [], []
+    for rank, x, y0, angle, n in (("5", 1600, 1150, 4, 4), ("K", 1250, 450, 184, 5),
+                                  ("5", 1030, 420, 185, 3)):
+        step = 60 if angle < 90 else -65
+        stacks.append(list(range(len(cards), len(cards) + n)))
+        cards += [card(rank, x, y0 + step * k, angle, whole=k == n - 1) for k in range(n)]
+    stacks.append([len(cards), len(cards) + 1])
+    cards += [card("JK", 1065, 1163, 0.0, whole=True), card("K", 1047, 1302, 182.0, whole=True)]
+    teams, _, _ = _assign_teams(cards, stacks, [True, True, True, False], (2400, 1700), 285.0)
+    assert teams == [0, 1, 1, 0]
 
 
 def test_lone_red_three_is_never_left_out_as_a_pile():
