@@ -145,6 +145,14 @@ def compare_melds(scene: dict, reading: TableReading) -> Counter:
     return counts
 
 
+def red_three_misses(scene: dict, reading: TableReading) -> Counter:
+    """`why:red_threes`: the teams whose red threes are miscounted (a red three missed, or a
+    three read red that is not: 100 points each, 200 each when a team has all four)."""
+    wrong = sum(reading.red_threes[t] != team["red_threes"]
+                for t, team in enumerate(scene["layout"]["teams"]))
+    return Counter({"why:red_threes": wrong} if wrong else {})
+
+
 def _why(true: dict, pred) -> str:
     if pred is None:
         return "missing"
@@ -369,10 +377,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
             other = compare_melds(swapped, reading)
             if other["plain_exact"] + other["squared_exact"] > counts["plain_exact"] + counts["squared_exact"]:
                 scene, counts = swapped, other
-        for t, team in enumerate(scene["layout"]["teams"]):
-            if reading.red_threes[t] != team["red_threes"]:
-                # a red three missed, or a three read red that is not: 100 points each
-                counts["why:red_threes"] += 1
+        counts.update(red_three_misses(scene, reading))
         totals.update(counts)
         true_score = deal_scores(scene["layout"])
         raw = deal_scores(predicted_layout(scene, reading, False))
