@@ -1696,12 +1696,12 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     # a little in front of its team's rows (val 998: a squared-up seven 0.62 card heights from
     # the middle, beside its team's squared-up tens; the pile's top lay 0.05 from it).
     offsets = np.abs(along - mid) / card_h
-    out = [k for k in range(len(stacks)) if teams[k] is None]
-    places = {k: np.mean([cards[i].center for i in stacks[k]], axis=0) for k in out}
-    for k in out:
+    left_out = [k for k in range(len(stacks)) if teams[k] is None]
+    places = {k: np.mean([cards[i].center for i in stacks[k]], axis=0) for k in left_out}
+    for k in left_out:
         if (lone[k] and aligned[k] and not pile_like[k] and offsets[k] > ONE_PILE_REACH
-                and any(offsets[j] < offsets[k]
-                        and np.linalg.norm(places[j] - places[k]) > card_h for j in out)):
+                and any(offsets[j] < offsets[k] and np.linalg.norm(places[j] - places[k]) > card_h
+                        for j in left_out)):
             teams[k] = 0 if along[k] < mid else 1
             confs[k] = 0.5
     # A team melds a rank in one stack. A lone natural lying more than half a card height
