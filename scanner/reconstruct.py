@@ -2040,7 +2040,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     `supported_confidence` up to `min_confidence` are used where they fill an empty
     place on a column or row of surer cards of their rank (or a wild); those from
     `SURE_READING_FLOOR` whose rank the reader reads with `SURE_READING` or more are used
-    as sure ones, and so are red threes from `supported_confidence` read with
+    as sure ones (but far from every corner sure by its score: `_far_from_the_table`), and
+    so are red threes from `supported_confidence` read with
     `RED_THREE_READING` or more, and two of one rank that show one whole card together
     (`_whole_unsure_cards`). `ink`, given corner numbers, says the colour of their ink ("red",
     "black" or None where unsure; `scanner.ink` measures it on the photo): it is asked
@@ -2059,6 +2060,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
         # an unsure corner the reader is sure of: unsure by the detector's score alone
         used |= ((corners.confidence >= max(SURE_READING_FLOOR, floor))
                  & (corners.rank_confidence >= SURE_READING) & ~letters)
+        used &= ~_far_from_the_table(corners, used & (corners.confidence < min_confidence),
+                                     used & (corners.confidence >= min_confidence))
         used |= ((corners.confidence >= floor) & (corners.class_ids == INDEX_CLASSES.index("3R"))
                  & (corners.rank_confidence >= RED_THREE_READING) & ~letters)
     candidates = (corners.confidence >= floor) & ~used & ~letters
@@ -2186,6 +2189,29 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
     _fix_misreads(cards, stacks)
     return cards, stacks, typical_h, geo, stack_team
+
+
+# A corner sure by its reading alone (`SURE_READING`, its detector score under the gate) lying
+# farther than this many of its own box heights (about three card heights) from every corner
+# sure by its score is print elsewhere on the table, not a card: test 1879, the "4" of a
+# score pad's "1744" (0.35, read 1.00) became a team's squared-up canasta. Test deals 220 ->
+# 221, val, t4 and photos from a seat (`--keystone 0.5`) the same (15-20: a t4 meld fewer;
+# 40 misses 1879; docs/LAYOUT.md, session 52).
+LONE_READING_REACH = 25.0
+
+
+def _far_from_the_table(corners: Corners, by_reading: np.ndarray, firm: np.ndarray) -> np.ndarray:
+    """Mask of the `by_reading` corners lying more than `LONE_READING_REACH` of their own
+    box heights from every `firm` corner (none where no corner is firm)."""
+    out = np.zeros(len(corners), bool)
+    anchors = corners.centers[firm]
+    if not len(anchors):
+        return out
+    heights = corners.boxes[:, 3] - corners.boxes[:, 1]
+    for m in np.flatnonzero(by_reading):
+        nearest = np.linalg.norm(anchors - corners.centers[m], axis=1).min()
+        out[m] = nearest > LONE_READING_REACH * heights[m]
+    return out
 
 
 # rounds of support: a card taken in one round supports the next along its line

@@ -1174,6 +1174,36 @@ def test_whole_cards_read_opposite_ways_in_one_stack_lie_along_the_table():
     assert teams == [0, 1, 1, 0]
 
 
+@pytest.mark.parametrize("reach", [None, float("inf")])
+def test_a_lone_index_sure_by_its_reading_far_from_the_table_is_not_a_card(monkeypatch, reach):
+    # test scene 1879: the "4" of a score pad's "1744" in the photo's corner, scored 0.35 by
+    # the detector and read as a 4 surely, became team 0's squared-up canasta of fours
+    import scanner.reconstruct as reconstruct
+
+    if reach is not None:  # every corner sure by its reading counts, wherever it lies
+        monkeypatch.setattr(reconstruct, "LONE_READING_REACH", reach)
+
+    def melds_with_a_four_at(x, y):
+        table = (column(["KH", "KS", "KD"], 1000, 2100) + column(["QH", "QS", "QD"], 1400, 2100)
+                 + column(["9H", "9S", "9D"], 1200, 700, angle=180)
+                 + [{"card": "4D", "x": x, "y": y, "angle": 0}])
+        corners = _without_lowest(
+            corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1)), "4")
+        four = corners.class_ids == CLASS_ID["4"]
+        unsure = Corners(corners.boxes, corners.class_ids, np.where(four, 0.35, corners.confidence),
+                         corners.angle, np.ones(len(corners)))
+        reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2)
+        return [(m.team, m.rank, m.squared) for m in reading.melds]
+
+    # beside team 0's melds it is a squared-up canasta's top card, read by one index
+    assert (0, "4", True) in melds_with_a_four_at(1850, 2200)
+    far = melds_with_a_four_at(3700, 2650)
+    if reach is None:
+        assert far == [(0, "K", False), (0, "Q", False), (1, "9", False)]
+    else:
+        assert (0, "4", True) in far
+
+
 def test_lone_red_three_is_never_left_out_as_a_pile():
     # team 1 melded nothing; its one red three lies past the middle of the table
     table = (column(["KH", "KS", "KD"], 1000, 2300) + column(["QH", "QS", "QD"], 1500, 2300)
