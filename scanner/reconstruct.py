@@ -2204,13 +2204,11 @@ def _far_from_the_table(corners: Corners, by_reading: np.ndarray, firm: np.ndarr
     """Mask of the `by_reading` corners lying more than `LONE_READING_REACH` of their own
     box heights from every `firm` corner (none where no corner is firm)."""
     out = np.zeros(len(corners), bool)
-    anchors = corners.centers[firm]
-    if not len(anchors):
+    ids, anchors = np.flatnonzero(by_reading), corners.centers[firm]
+    if not len(ids) or not len(anchors):
         return out
-    heights = corners.boxes[:, 3] - corners.boxes[:, 1]
-    for m in np.flatnonzero(by_reading):
-        nearest = np.linalg.norm(anchors - corners.centers[m], axis=1).min()
-        out[m] = nearest > LONE_READING_REACH * heights[m]
+    nearest = np.linalg.norm(corners.centers[ids, None] - anchors[None], axis=-1).min(axis=1)
+    out[ids] = nearest > LONE_READING_REACH * (corners.boxes[ids, 3] - corners.boxes[ids, 1])
     return out
 
 
