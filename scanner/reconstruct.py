@@ -978,9 +978,17 @@ MISREAD_GROUP = 0.7
 # ... unless its cards lie at another angle than the leading rank's (by more than this, in
 # degrees, and not by a half turn, which is how a bare 6 and 9 are misread): a meld of its own
 MISREAD_TURN = 15.0
+# ... or where every one of its cards lies more than this many card widths across from the
+# leading rank's nearest card (sideways from a column, along a row): a column of its own
+# beside it, in one stack by a card lying between them. In test 2739 three aces read 0.57-0.69
+# beside a column of tens became tens, and the tens' meld took none of them; the aces' only
+# sure card became a squared-up canasta. Test meld exact 88.25 -> 88.30%, deals and the other
+# sets the same, perfect corners the same (0.8-1.2 alike; docs/LAYOUT.md, session 53).
+MISREAD_BESIDE = 1.0
 
 
-def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> list[list[int]]:
+def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]],
+                          card_w: float) -> list[list[int]]:
     """Split a stack holding two or more ranks with several cards each: touching melds.
 
     Melds laid close together can overlap a little; a discard pile shows mostly single
@@ -988,7 +996,9 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
     wild cards and single odd cards go with the nearest of them. A rank with no more
     cards than the stack's leading one, read unsurely (its cards' mean rank confidence
     under 0.7), is a misread of the leading rank instead (a bare 6 and 9 are one glyph
-    turned): the cards of touching melds are read surely.
+    turned): the cards of touching melds are read surely. Not where it lies at another
+    angle (`MISREAD_TURN`) or beside the leading rank's line (`MISREAD_BESIDE` of the
+    cards' width `card_w`): a misread lies on its column's line.
     """
     out = []
     for stack in stacks:
@@ -1008,6 +1018,9 @@ def _split_touching_melds(cards: list[CardReading], stacks: list[list[int]]) -> 
                 turn = float(_angle_diff(_circular_mean([cards[i].angle for i in ids]), lead_angle))
                 if MISREAD_TURN < turn < 180.0 - MISREAD_TURN:
                     continue  # laid at another angle: a meld of its own, not a misread
+                if min(_off_line(cards, groups[0], cards[i].center)
+                       for i in ids) > MISREAD_BESIDE * card_w:
+                    continue  # a column of its own beside the leading rank's line
                 for i in ids:
                     cards[i].notes.append(f"read as {cards[i].rank} in a column of {lead}: "
                                           f"counted as {lead}")
@@ -2161,7 +2174,8 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         cards = _join_four_index_halves(cards, corners, typical_h, geo)
         _side_pairs_toward_front(cards, corners, angles, card_h, geo, kind)
         _choose_index_sides(cards, typical_h, print_h)
-        stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect))
+        stacks = _split_touching_melds(cards, _stacks(cards, typical_h, geo.aspect),
+                                       typical_h * geo.aspect)
         stacks = _whole_cards_apart(cards, stacks, typical_h * geo.aspect)
         stacks = _red_threes_apart(cards, stacks)
         oriented = _orient_stacks(cards, stacks)

@@ -22,6 +22,7 @@ from scanner.reconstruct import (
     CardReading,
     _assign_teams,
     _join_four_index_halves,
+    _split_touching_melds,
     _whole_cards_apart,
     joker_letters,
     read_table,
@@ -1750,6 +1751,33 @@ def test_a_whole_card_pairs_with_its_own_top_index_where_its_size_is_misjudged()
     groups, _ = _pair_corners(corners, corners.angle.astype(float), card_h, CardGeometry(),
                               _same_print(corners))
     assert sorted(order[-2:].tolist()) in [sorted(g) for g in groups]
+
+
+def test_unsurely_read_aces_in_a_column_beside_the_tens_are_not_their_misreads():
+    # a column of five tens and, a card and a half across, three aces read 0.6, one stack
+    # by a joker lying between them (test 2739): the aces are a column of their own
+    from scanner.reconstruct import MISREAD_BESIDE
+
+    width = 100.0
+
+    def card(rank, x, y, rank_confidence=0.99):
+        return CardReading(rank=rank, corner_ids=[0], center=(x, y), angle=0.0,
+                           confidence=rank_confidence, fully_visible=False,
+                           rank_confidence=rank_confidence)
+
+    def split(aces_across):
+        cards = ([card("10", 1000, 1000 + 40 * k) for k in range(5)]
+                 + [card("JK", 1000 + aces_across / 2, 1040)]
+                 + [card("A", 1000 + aces_across, 1020 + 40 * k, 0.6) for k in range(3)])
+        return cards, sorted(_split_touching_melds(cards, [list(range(9))], width))
+
+    cards, stacks = split(1.5 * width)
+    assert [c.rank for c in cards[6:]] == ["A"] * 3
+    assert stacks == [[0, 1, 2, 3, 4, 5], [6, 7, 8]]  # the joker with the nearer tens
+    # on the tens' line (a little off it, as a column wanders), they are misread tens
+    cards, stacks = split(0.5 * MISREAD_BESIDE * width)
+    assert [c.rank for c in cards[6:]] == ["10"] * 3
+    assert stacks == [list(range(9))]
 
 
 def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
