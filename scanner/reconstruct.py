@@ -2411,6 +2411,15 @@ SELF_LINE_MIN = 3
 # or print near it (a squared canasta's top taken for a column of two). Test deals 211 ->
 # 214, val 208 and t4 585 the same (docs/LAYOUT.md, session 48).
 SELF_LINE_MIN_ALONE = 2
+# A line of this many cards or more stands where the step that fits it whole
+# (`_line_lattice`) places each card, though one gap is a third of its median gap off: small
+# indices read unsurely are placed a few hundredths of a card off their places (val 1958: a
+# column of four aces read 0.31-0.41, gaps 23, 22 and 30 px). Three cards fit such a lattice
+# by chance too often (0.25 and 0.37 card heights apart: a step of 0.21 with a card unseen).
+# Detector corners: t4 deals 596 -> 597, val meld exact 86.59 -> 86.64%, test and perfect
+# corners the same; from three cards t4 598 but the uneven three stand (docs/LAYOUT.md,
+# session 53).
+SELF_LATTICE_MIN = 4
 
 
 def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float,
@@ -2425,9 +2434,10 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
     (within 0.12 card heights, each card seen by one index placed by `_placed`) a whole
     number of one step apart (within a quarter step, the step 0.12-0.7 card heights, at
     most three steps between two cards), are taken together: false corners (print on a
-    card's face, an index read twice) do not fall on such a lattice. None of them may lie
-    on the face of a sure whole card of another rank (`whole`). Red threes lie apart and
-    are never a line.
+    card's face, an index read twice) do not fall on such a lattice. A line of
+    `SELF_LATTICE_MIN` cards or more may instead fit the lattice `_line_lattice` finds for
+    it whole. None of them may lie on the face of a sure whole card of another rank
+    (`whole`). Red threes lie apart and are never a line.
     """
     naturals = Counter(cards[i].rank for i in stack
                        if not cards[i].is_wild and cards[i].corner_ids)
@@ -2457,7 +2467,11 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
             continue
         m = gaps / step
         if (np.abs(m - np.round(m)) > 0.25).any() or m.max() > 3.25:
-            continue
+            if len(line) < SELF_LATTICE_MIN:
+                continue
+            lattice = _line_lattice(gaps, 0.12 * card_h, 0.7 * card_h)
+            if lattice is None or max(lattice[1]) > 3 or gaps.min() < 0.5 * lattice[0]:
+                continue
         return [c for i in line for c in cards[i].corner_ids]
     return []
 

@@ -1780,6 +1780,23 @@ def test_unsurely_read_aces_in_a_column_beside_the_tens_are_not_their_misreads()
     assert stacks == [list(range(9))]
 
 
+def test_a_column_read_unsurely_throughout_stands_on_the_lattice_that_fits_it_whole():
+    # four aces, every corner unsure (val 1958's small print): their places a few
+    # hundredths of a card off a regular step (gaps 0.20, 0.19, 0.26 of a card), which no
+    # median gap fits but one step of 0.22 does; the kings beside them are sure
+    aces = column(["AH", "AS", "AD", "AC"], 1000, 1700)
+    for card, off in zip(aces[1:], (-0.02, -0.05, -0.01), strict=True):
+        card["y"] += off * CARD_H
+    corners = corners_from_scene(scene_from_placements(
+        aces + column(["KH", "KS", "KD"], 2000, 1700), W, H), np.random.default_rng(1))
+    unsure = corners.class_ids == CLASS_ID["A"]
+    conf = np.where(unsure, 0.3, corners.confidence)
+    reading = read_table(Corners(corners.boxes, corners.class_ids, conf, corners.angle,
+                                 np.where(unsure, 0.6, conf)),
+                         (W, H), min_confidence=0.4, supported_confidence=0.2)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("A",) * 4, ("K",) * 3]
+
+
 def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
     width = 0.714 * CARD_H
     table = column(["KH", "KS", "KD", "KC"], 1000, 1700) + \
