@@ -306,6 +306,24 @@ def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | N
     return corner_ink(corners.boxes, pixels)
 
 
+def _look(photo: Path, turn: int, detector, seat: Callable[[], bytes] | None = None):
+    """What the detector's readers read in boxes of the photo (as `scan_photo` asks them
+    about hidden cards' index places), the photo decoded as the detector decodes it, when
+    first asked."""
+    from scanner.imageio import load_photo
+
+    decoded: list = []
+
+    def look(boxes: np.ndarray) -> np.ndarray:
+        if not decoded:
+            src = load_photo(seat() if seat is not None else photo,
+                             long_side=detector.decode_long_side)
+            decoded.append(src.turned(turn) if turn and seat is None else src)
+        src = decoded[0]
+        return detector.read(src.rgb, np.asarray(boxes, float) * src.scale)[0]
+    return look
+
+
 def _lookalikes(photo: Path, corners: Corners, turn: int, detector,
                 seat: Callable[[], bytes] | None = None,
                 floor: float = LAYOUT_SUPPORTED_CONFIDENCE) -> tuple[Corners, float]:
@@ -329,7 +347,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
         ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None,
-        lookalikes: bool = True) -> dict:
+        lookalikes: bool = True, look: bool = True) -> dict:
     rng = np.random.default_rng(seed)
     # what scan_photo asks the detector for: the layout's floor
     scan_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -363,7 +381,9 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
                  "tilted_confidence": tilted_gate,
                  "ink": (_ink(photo, corners, turn, seat)
-                         if ink and photo is not None else None)}
+                         if ink and photo is not None else None),
+                 "look": (_look(photo, turn, detector, seat)
+                          if look and detector is not None else None)}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)
@@ -484,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lookalikes", type=int, default=1, choices=(0, 1),
                         help="lift the detector's unsure corners that look like the photo's "
                              "sure ones of their rank, as scan does (scanner.likeness); 0 = off")
+    parser.add_argument("--look", type=int, default=1, choices=(0, 1),
+                        help="let the layout ask the detector's readers about hidden cards' "
+                             "index places, as scan does (read_table(look=)); 0 = off")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -500,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             tilted = args.tilted_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
-                     bool(args.ink), args.keystone, tilted, bool(args.lookalikes))
+                     bool(args.ink), args.keystone, tilted, bool(args.lookalikes),
+                     bool(args.look))
         print(json.dumps(result))
     return 0
 

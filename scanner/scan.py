@@ -71,10 +71,10 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
     Raises `scanner.imageio.ImageError` for input that is not a readable photo.
     """
     start = time.perf_counter()
+    if detector is None:
+        from scanner.detector import default_detector
+        detector = default_detector()
     if isinstance(src, np.ndarray):
-        if detector is None:
-            from scanner.detector import default_detector
-            detector = default_detector()
         rgb = src
         if rgb.ndim != 3 or rgb.shape[2] != 3:
             raise ValueError(f"expected an (H,W,3) RGB image, got shape {rgb.shape}")
@@ -90,11 +90,14 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
     detected = time.perf_counter()
     # the layout counts unsure corners that look like the photo's sure ones of their rank;
     # the corners listed keep the detector's own scores
+    reader = getattr(detector, "read", None)  # the index readers, where the detector has them
     table = read_table(lift_lookalikes(corners, rgb, scale), (width, height),
                        min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
                        tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
-                       ink=corner_ink(corners.boxes, lambda: (rgb, scale)))
+                       ink=corner_ink(corners.boxes, lambda: (rgb, scale)),
+                       look=None if reader is None else
+                       (lambda boxes: reader(rgb, np.asarray(boxes, float) * scale)[0]))
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)

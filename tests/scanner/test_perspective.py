@@ -273,3 +273,33 @@ def test_scan_reads_a_photo_with_the_tilted_gate(monkeypatch):
                              detector=GroundTruthDetector(scene, np.random.default_rng(1)))
     assert seen["tilted_confidence"] == LAYOUT_TILTED_CONFIDENCE
     assert _melds(result.table) == TRUE_MELDS
+
+
+def test_a_hidden_card_s_index_place_is_asked_about_in_the_photo_s_pixels():
+    # from a seat, the far team's column of eights hides a joker the detector missed: the
+    # table is read flattened, and the reader is asked about the joker's index where the
+    # photo shows it
+    from scanner.detector import box_iou
+
+    table = _table()
+    eights = scene_from_placements(column(["8H", "8S", "JK", "8D", "8C"], 900, 700, angle=180),
+                                   W, H)
+    table["cards"] = [c for c in table["cards"] if c["card"][0] != "8"] + eights["cards"]
+    scene, _ = keystone_scene(table, 0.5)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    joker = next(c for c in scene["cards"] if c["card"] == "JK" and c["angle"] == 180)
+    index = np.asarray(next(ix["box"] for ix in joker["indices"] if ix["visible"] >= 0.5))
+    corners = corners.select(np.flatnonzero(box_iou(index, corners.boxes) < 0.5))
+    asked = []
+
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["JK"]] = 0.95
+        return probs
+
+    reading = read_table(corners, (W, H), look=look)
+    assert [r["kind"] for r in reading.review].count("perspective") == 1
+    assert ["8", "8", "8", "8", "JK"] in _melds(reading)[1]
+    # each reading asked (flattened, and as shot: a mild tilt is read both ways) about it
+    assert asked and all(box_iou(index, boxes).max() > 0.5 for boxes in asked)

@@ -254,3 +254,40 @@ def test_scan_reads_the_table_from_the_lookalike_lifted_corners(monkeypatch):
     assert seen["pixels"] is rgb and seen["scale"] == 1.0 and seen["n"] == len(result.corners)
     assert np.all(seen["layout_confidence"] == 0.5)
     assert not np.all(result.corners.confidence == 0.5)  # the detector's own scores
+
+
+def test_scan_asks_the_detector_s_readers_about_a_hidden_card_s_index():
+    """A joker the detector missed in a column of kings is a gap the layout fills; the scan
+    lets it ask the detector's readers (`read`) what the photo shows there."""
+    from datasets.groundtruth import column, scene_from_placements
+    from scanner.classes import CLASS_ID
+    from scanner.detector import box_iou
+
+    w, h = 4000, 3000
+    scene = scene_from_placements(column(["KH", "KS", "JK", "KD", "KC"], 1000, 1700), w, h)
+    joker = next(c for c in scene["cards"] if c["card"] == "JK")
+    index = np.asarray(next(ix["box"] for ix in joker["indices"] if ix["visible"] >= 0.5))
+    rgb = np.zeros((h, w, 3), np.uint8)
+
+    class MissesTheJoker:
+        read_calls: list = []
+
+        def detect(self, rgb, min_confidence=None, full=None):
+            corners = GroundTruthDetector(scene).detect(rgb)
+            return corners.select(np.flatnonzero(box_iou(index, corners.boxes) < 0.5))
+
+        def read(self, pixels, boxes):
+            self.read_calls.append((pixels, np.asarray(boxes)))
+            probs = np.zeros((len(boxes), len(CLASS_ID) + 1), np.float32)
+            probs[:, CLASS_ID["JK"]] = 0.97
+            return probs, np.zeros(len(boxes), np.float32)
+
+    detector = MissesTheJoker()
+    melds = scan_photo(rgb, detector=detector).to_json()["layout"]["teams"][0]["melds"]
+    assert melds == [["K", "K", "K", "K", "JK"]]
+    ((pixels, boxes),) = detector.read_calls
+    assert pixels is rgb and box_iou(index, boxes).max() > 0.5
+    # a detector without readers: the gap's card is counted as a king
+    del MissesTheJoker.read
+    melds = scan_photo(rgb, detector=MissesTheJoker()).to_json()["layout"]["teams"][0]["melds"]
+    assert melds == [["K"] * 5]
