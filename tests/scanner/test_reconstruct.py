@@ -1832,6 +1832,34 @@ def test_a_hidden_card_whose_index_reads_as_a_joker_where_it_lies_is_a_joker(jok
     assert sorted(team_melds(read_table(corners, (W, H)), 0)[0]) == ["K"] * 5
 
 
+@pytest.mark.parametrize("king_read, kings", [(0.9, 5), (0.5, 4)])
+def test_a_front_card_the_detector_missed_is_read_past_the_column_s_end(king_read, kings):
+    # no corner on the front king of a column of five: the fourth king, seen by its top
+    # index alone, is covered by something; the reader, asked about the next index place
+    # down the column, reads a king there surely (or not)
+    from scanner.detector import box_iou
+
+    scene = scene_from_placements(column(["KH", "KS", "KD", "KC", "KH"], 1000, 1700), W, H)
+    front = max(scene["cards"], key=lambda c: c["z"])
+    index = np.asarray(next(ix["box"] for ix in front["indices"] if ix["corner"] == "tl"))
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    gone = [box_iou(np.asarray(ix["box"]), corners.boxes) for ix in front["indices"]]
+    corners = corners.select(np.flatnonzero(np.max(gone, axis=0) < 0.5))
+    asked = []
+
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["K"]] = king_read
+        return probs
+
+    reading = read_table(corners, (W, H), look=look)
+    assert team_melds(reading, 0) == [["K"] * kings]
+    (boxes,) = asked
+    assert len(boxes) == 1 and box_iou(index, boxes)[0] > 0.5
+    assert team_melds(read_table(corners, (W, H)), 0) == [["K"] * 4]
+
+
 def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
     width = 0.714 * CARD_H
     table = column(["KH", "KS", "KD", "KC"], 1000, 1700) + \
