@@ -2959,6 +2959,12 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             _infer_hidden_first(cards, stacks, k, rank, angle, step, card_h)
 
 
+def _box_like(corners: Corners, m: int, centre: np.ndarray) -> np.ndarray:
+    """A box the size of corner `m`'s, centred at `centre`."""
+    half = (corners.boxes[m, 2:] - corners.boxes[m, :2]) / 2
+    return np.concatenate([centre - half, centre + half])
+
+
 # A card inferred hidden in a gap is counted as its line's rank, but the detector misses
 # jokers most (their index is a word, a star, a picture in another design): the index may
 # show though no corner was found on it. Read again where its index lies (`_look_at_hidden`),
@@ -2976,8 +2982,8 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
     a wild `LOOK_WILD` or more becomes that wild (noted).
 
     A hidden card's index lies where its stack's nearest card seen by a top index (read
-    the card's own way) shows it, that card's offset from the index turned to the hidden
-    card's direction, in a box of that index's size.
+    the card's own way) shows it: that index's offset from its card's centre, turned to the
+    hidden card's direction, in a box of that index's size.
     """
     boxes, hidden = [], []
     for k, card in enumerate(cards):
@@ -2994,8 +3000,7 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
         offset = corners.centers[m] - np.asarray(mate.center)
         place = (np.asarray(card.center) + (offset @ up[0]) * up[1]
                  + (offset @ right[0]) * right[1])
-        half = (corners.boxes[m, 2:] - corners.boxes[m, :2]) / 2
-        boxes.append(np.concatenate([place - half, place + half]))
+        boxes.append(_box_like(corners, m, place))
         hidden.append(k)
     if not boxes:
         return
@@ -3041,8 +3046,7 @@ def _look_past_the_end(cards: list[CardReading], stacks: list[list[int]], corner
                 _angle_diff(float(corners.angle[front.corner_ids[0]]), front.angle) >= 45.0:
             continue
         m = front.corner_ids[0]
-        place, half = corners.centers[m] - up * step, (corners.boxes[m, 2:] - corners.boxes[m, :2]) / 2
-        boxes.append(np.concatenate([place - half, place + half]))
+        boxes.append(_box_like(corners, m, corners.centers[m] - up * step))
         where.append((k, next(iter(ranks)), np.asarray(front.center) - up * step, angle))
     if not boxes:
         return
