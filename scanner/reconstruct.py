@@ -2076,7 +2076,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     mixed one (`_squared_guess`). `look`, given boxes (N, 4) in the corners' pixels, says
     what the index reader reads in each (class probabilities, `INDEX_CLASSES` then none):
     it is asked about the index places of hidden cards inferred in gaps
-    (`_look_at_hidden`) and one step past a column's front card (`_look_past_the_end`).
+    (`_look_at_hidden`) and where a column may hold a card unseen (`_look_along_columns`).
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
@@ -2130,7 +2130,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, used_ids))
     if look is not None:
         _look_at_hidden(cards, stacks, corners, look)
-        _look_past_the_end(cards, stacks, corners, look, typical_h)
+        _look_along_columns(cards, stacks, corners, look, typical_h)
     review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
@@ -3012,20 +3012,25 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
                 cards[k].rank = wild
 
 
-# ... and a column whose front card shows only its top index (a whole card shows its bottom
-# index too, unless its deck prints none) may end in a card the detector missed: the next
-# index place down the column read as its rank or a wild this surely is that card
-# (`_look_past_the_end`). Detector corners: t4 deals 597 -> 598, val meld exact 86.69 ->
-# 86.75%, test and the seat the same (0.6 alike; 0.4 loses test 1099). One step before a
-# column's first card instead: val 368 lost (docs/LAYOUT.md, session 53).
+# ... and a column of one rank may hold a card the detector missed where no gap was read as
+# hiding one: past its front card when that shows its top index alone (a whole card shows its
+# bottom index too, unless its deck prints none), or midway across a gap of about two steps
+# off the column's lattice. The index place there read as the column's rank or a wild this
+# surely is that card (`_look_along_columns`). Detector corners: the front, t4 deals 597 ->
+# 598, val meld exact 86.69 -> 86.75%, test and the seat the same (0.6 alike; 0.4 loses test
+# 1099); the gaps too, t4 598 -> 599 (gaps from 1.4 steps alike). One step before a column's
+# first card: val 368 lost (docs/LAYOUT.md, session 53).
 LOOK_PAST = 0.75
+# the gaps looked into, in the column's steps
+LOOK_GAP = (1.6, 2.5)
 
 
-def _look_past_the_end(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
-                       look: Callable[[np.ndarray], np.ndarray], card_h: float) -> None:
-    """Ask `look` about the index place one step past the front of each team's column of one
-    rank whose front card is seen by its top index alone; one read as the column's rank or
-    a wild `LOOK_PAST` or more adds that card there (no corners, noted)."""
+def _look_along_columns(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
+                        look: Callable[[np.ndarray], np.ndarray], card_h: float) -> None:
+    """Ask `look` about the index places of each team's column of one rank where a card may
+    lie unseen: one step past its front card when that card is seen by its top index alone,
+    and midway across each gap of `LOOK_GAP` steps. One read as the column's rank or a wild
+    `LOOK_PAST` or more adds that card there (no corners, noted)."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
@@ -3036,18 +3041,30 @@ def _look_past_the_end(cards: list[CardReading], stacks: list[list[int]], corner
         up, right = (v[0] for v in _unit_vectors(np.array([angle])))
         pts = np.array([cards[i].center for i in stack])
         down = -(pts @ up)
-        gaps = np.diff(np.sort(down))
+        order = np.argsort(down)
+        gaps = np.diff(down[order])
         step = float(np.median(gaps))
         if (np.ptp(pts @ right) > 0.4 * card_h or gaps.min() < 0.1 * card_h
                 or not 0.12 * card_h < step < 0.7 * card_h):
             continue  # not a column
-        front = cards[stack[int(np.argmax(down))]]
+        rank = next(iter(ranks))
+        for g in np.flatnonzero((gaps >= LOOK_GAP[0] * step) & (gaps <= LOOK_GAP[1] * step)):
+            pair = [cards[stack[order[g]]], cards[stack[order[g + 1]]]]
+            tops = [(c, m) for c in pair for m in c.corner_ids
+                    if _angle_diff(float(corners.angle[m]), c.angle) < 45.0]
+            if tops:
+                card, m = tops[0]
+                middle = (np.asarray(pair[0].center) + np.asarray(pair[1].center)) / 2
+                boxes.append(_box_like(corners, m, middle + corners.centers[m]
+                                       - np.asarray(card.center)))
+                where.append((k, rank, middle, angle))
+        front = cards[stack[order[-1]]]
         if front.fully_visible or len(front.corner_ids) != 1 or \
                 _angle_diff(float(corners.angle[front.corner_ids[0]]), front.angle) >= 45.0:
             continue
         m = front.corner_ids[0]
         boxes.append(_box_like(corners, m, corners.centers[m] - up * step))
-        where.append((k, next(iter(ranks)), np.asarray(front.center) - up * step, angle))
+        where.append((k, rank, np.asarray(front.center) - up * step, angle))
     if not boxes:
         return
     probs = np.asarray(look(np.array(boxes)))
@@ -3056,7 +3073,7 @@ def _look_past_the_end(cards: list[CardReading], stacks: list[list[int]], corner
                      if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None)
         if read is not None:
             _add_hidden(cards, stacks[k], k, cards[stacks[k][0]].team, read, angle, [centre],
-                        f"its index read past its column's front card: a {read}")
+                        f"its index read where a card of its column may lie unseen: a {read}")
 
 
 def _regular_steps(gaps) -> list[float]:

@@ -1860,6 +1860,39 @@ def test_a_front_card_the_detector_missed_is_read_past_the_column_s_end(king_rea
     assert team_melds(read_table(corners, (W, H)), 0) == [["K"] * 4]
 
 
+@pytest.mark.parametrize("over_the_bar, added", [(0.05, True), (-0.05, False)])
+def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(over_the_bar,
+                                                                               added):
+    # a column of kings 44 px apart with a gap of 88 px no hidden card fills (the gap
+    # inference found no lattice: a misplaced card, test 11269 of t4), its front card whole:
+    # the reader is asked midway across the gap only, and a king read there is a card
+    from scanner.reconstruct import LOOK_PAST, _look_along_columns
+
+    tops = [1000.0, 1044.0, 1132.0, 1176.0]
+    boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
+    corners = Corners(np.array(boxes), np.full(5, CLASS_ID["K"]), np.full(5, 0.9),
+                      np.array([0.0, 0.0, 0.0, 0.0, 180.0]))
+    cards = [CardReading(rank="K", corner_ids=[i] if i < 3 else [3, 4], center=(1030.0, y + 80),
+                         angle=0.0, confidence=0.9, fully_visible=i == 3, stack=0, team=0)
+             for i, y in enumerate(tops)]
+    stacks = [[0, 1, 2, 3]]
+    asked = []
+
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["K"]] = LOOK_PAST + over_the_bar
+        return probs
+
+    _look_along_columns(cards, stacks, corners, look, 200.0)
+    (boxes,) = asked
+    assert np.allclose(boxes, [[990.0, 1073.0, 1010.0, 1103.0]])  # the gap's middle
+    assert len(cards) == (5 if added else 4) and len(stacks[0]) == len(cards)
+    if added:
+        assert cards[4].rank == "K" and cards[4].center == (1030.0, 1168.0)
+        assert not cards[4].corner_ids
+
+
 def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
     width = 0.714 * CARD_H
     table = column(["KH", "KS", "KD", "KC"], 1000, 1700) + \
