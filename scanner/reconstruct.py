@@ -2076,7 +2076,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     mixed one (`_squared_guess`). `look`, given boxes (N, 4) in the corners' pixels, says
     what the index reader reads in each (class probabilities, `INDEX_CLASSES` then none):
     it is asked about the index places of hidden cards inferred in gaps
-    (`_look_at_hidden`) and where a column may hold a card unseen (`_look_along_columns`).
+    (`_look_at_hidden`) and where a line of cards may hold one unseen (`_look_along_lines`).
     """
     geo = geometry or CardGeometry()
     letters = joker_letters(corners)
@@ -2130,7 +2130,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, used_ids))
     if look is not None:
         _look_at_hidden(cards, stacks, corners, look)
-        _look_along_columns(cards, stacks, corners, look, typical_h)
+        _look_along_lines(cards, stacks, corners, look, typical_h)
     review: list[dict] = _within_the_pack(cards)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
@@ -2995,12 +2995,7 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
         if not tops:
             continue
         _, i, m = min(tops)
-        mate = cards[i]
-        up, right = _unit_vectors(np.array([mate.angle, card.angle]))
-        offset = corners.centers[m] - np.asarray(mate.center)
-        place = (np.asarray(card.center) + (offset @ up[0]) * up[1]
-                 + (offset @ right[0]) * right[1])
-        boxes.append(_box_like(corners, m, place))
+        boxes.append(_index_box(cards[i], m, corners, np.asarray(card.center), card.angle))
         hidden.append(k)
     if not boxes:
         return
@@ -3015,56 +3010,34 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
 # ... and a column of one rank may hold a card the detector missed where no gap was read as
 # hiding one: past its front card when that shows its top index alone (a whole card shows its
 # bottom index too, unless its deck prints none), or midway across a gap of about two steps
-# off the column's lattice. The index place there read as the column's rank or a wild this
-# surely is that card (`_look_along_columns`). Detector corners: the front, t4 deals 597 ->
-# 598, val meld exact 86.69 -> 86.75%, test and the seat the same (0.6 alike; 0.4 loses test
-# 1099); the gaps too, t4 598 -> 599 (gaps from 1.4 steps alike). One step before a column's
-# first card: val 368 lost (docs/LAYOUT.md, session 53).
+# off the column's lattice (of a fan, two chords). The index place there read as the line's
+# rank or a wild this surely is that card (`_look_along_lines`). Detector corners: the front,
+# t4 deals 597 -> 598, val meld exact 86.69 -> 86.75%, test and the seat the same (0.6 alike;
+# 0.4 loses test 1099); the columns' gaps too, t4 598 -> 599 (from 1.4 steps alike); the
+# fans' gaps too, test 222 -> 223 (any stack ordered by its cards' turn: 49 deals lost on the
+# three sets). One step before a column's first card: val 368 lost (docs/LAYOUT.md, session
+# 53).
 LOOK_PAST = 0.75
-# the gaps looked into, in the column's steps
+# the gaps looked into, in the line's steps
 LOOK_GAP = (1.6, 2.5)
 
 
-def _look_along_columns(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
-                        look: Callable[[np.ndarray], np.ndarray], card_h: float) -> None:
-    """Ask `look` about the index places of each team's column of one rank where a card may
-    lie unseen: one step past its front card when that card is seen by its top index alone,
-    and midway across each gap of `LOOK_GAP` steps. One read as the column's rank or a wild
-    `LOOK_PAST` or more adds that card there (no corners, noted)."""
+def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
+                      look: Callable[[np.ndarray], np.ndarray], card_h: float) -> None:
+    """Ask `look` about the index places of each team's line of one rank (a column, a row, a
+    fan) where a card may lie unseen (`_column_places`, `_fan_places`). One read as the
+    line's rank or a wild `LOOK_PAST` or more adds that card there (no corners, noted)."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
         if (len(stack) < 2 or cards[stack[0]].team is None or len(ranks) != 1 or "3R" in ranks
                 or sum(bool(cards[i].corner_ids) for i in stack) < 2):
             continue
-        angle = _circular_mean(np.array([cards[i].angle for i in stack]))
-        up, right = (v[0] for v in _unit_vectors(np.array([angle])))
-        pts = np.array([cards[i].center for i in stack])
-        down = -(pts @ up)
-        order = np.argsort(down)
-        gaps = np.diff(down[order])
-        step = float(np.median(gaps))
-        if (np.ptp(pts @ right) > 0.4 * card_h or gaps.min() < 0.1 * card_h
-                or not 0.12 * card_h < step < 0.7 * card_h):
-            continue  # not a column
-        rank = next(iter(ranks))
-        for g in np.flatnonzero((gaps >= LOOK_GAP[0] * step) & (gaps <= LOOK_GAP[1] * step)):
-            pair = [cards[stack[order[g]]], cards[stack[order[g + 1]]]]
-            tops = [(c, m) for c in pair for m in c.corner_ids
-                    if _angle_diff(float(corners.angle[m]), c.angle) < 45.0]
-            if tops:
-                card, m = tops[0]
-                middle = (np.asarray(pair[0].center) + np.asarray(pair[1].center)) / 2
-                boxes.append(_box_like(corners, m, middle + corners.centers[m]
-                                       - np.asarray(card.center)))
-                where.append((k, rank, middle, angle))
-        front = cards[stack[order[-1]]]
-        if front.fully_visible or len(front.corner_ids) != 1 or \
-                _angle_diff(float(corners.angle[front.corner_ids[0]]), front.angle) >= 45.0:
-            continue
-        m = front.corner_ids[0]
-        boxes.append(_box_like(corners, m, corners.centers[m] - up * step))
-        where.append((k, rank, np.asarray(front.center) - up * step, angle))
+        places = (_column_places(cards, stack, corners, card_h)
+                  or _fan_places(cards, stack, corners, card_h))
+        for box, centre, angle in places:
+            boxes.append(box)
+            where.append((k, next(iter(ranks)), centre, angle))
     if not boxes:
         return
     probs = np.asarray(look(np.array(boxes)))
@@ -3073,7 +3046,86 @@ def _look_along_columns(cards: list[CardReading], stacks: list[list[int]], corne
                      if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None)
         if read is not None:
             _add_hidden(cards, stacks[k], k, cards[stacks[k][0]].team, read, angle, [centre],
-                        f"its index read where a card of its column may lie unseen: a {read}")
+                        f"its index read where a card of its line may lie unseen: a {read}")
+
+
+def _top_index(cards: list[CardReading], ids: list[int], corners: Corners):
+    """The first of the cards `ids` seen by a top index (read the card's own way), and that
+    index's corner number; None if none is."""
+    return next(((cards[i], m) for i in ids for m in cards[i].corner_ids
+                 if _angle_diff(float(corners.angle[m]), cards[i].angle) < 45.0), None)
+
+
+def _index_box(card: CardReading, m: int, corners: Corners, centre: np.ndarray,
+               angle: float) -> np.ndarray:
+    """The box of the index of a card at `centre` turned to `angle`, where `card`'s index
+    `m` lies on `card` (its offset from the card's centre turned with the card)."""
+    up, right = _unit_vectors(np.array([card.angle, angle]))
+    offset = corners.centers[m] - np.asarray(card.center)
+    return _box_like(corners, m, centre + (offset @ up[0]) * up[1] + (offset @ right[0]) * right[1])
+
+
+def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
+                   card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a column may hold a card unseen, as (index box, card centre, angle): midway
+    across each gap of `LOOK_GAP` steps, and one step past its front card when that is seen
+    by its top index alone. None if the stack is no column."""
+    angle = _circular_mean(np.array([cards[i].angle for i in stack]))
+    up, right = (v[0] for v in _unit_vectors(np.array([angle])))
+    pts = np.array([cards[i].center for i in stack])
+    down = -(pts @ up)
+    order = np.argsort(down)
+    gaps = np.diff(down[order])
+    step = float(np.median(gaps))
+    if (np.ptp(pts @ right) > 0.4 * card_h or gaps.min() < 0.1 * card_h
+            or not 0.12 * card_h < step < 0.7 * card_h):
+        return []
+    out = []
+    for g in np.flatnonzero((gaps >= LOOK_GAP[0] * step) & (gaps <= LOOK_GAP[1] * step)):
+        pair = [stack[order[g]], stack[order[g + 1]]]
+        top = _top_index(cards, pair, corners)
+        if top is not None:
+            middle = np.mean([cards[i].center for i in pair], axis=0)
+            out.append((_index_box(*top, corners, middle, angle), middle, angle))
+    front = cards[stack[order[-1]]]
+    if not front.fully_visible and len(front.corner_ids) == 1 and \
+            _top_index(cards, [stack[order[-1]]], corners) is not None:
+        m = front.corner_ids[0]
+        out.append((_box_like(corners, m, corners.centers[m] - up * step),
+                    np.asarray(front.center) - up * step, angle))
+    return out
+
+
+def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
+                card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a fan may hold a card unseen, as (index box, card centre, angle): midway across
+    each chord of `LOOK_GAP` chords between two cards next in turn, clear of every card.
+    A fan's cards turn `FAN_ARC_TURN` degrees or more end to end, each chord across them,
+    all one way (as `_infer_fan_gaps`); none if the stack is no fan."""
+    if len(stack) < 3:
+        return []
+    angles = np.array([cards[i].angle for i in stack])
+    turn = (angles - _circular_mean(angles) + 180.0) % 360.0 - 180.0
+    order = np.argsort(turn)
+    pts = np.array([cards[i].center for i in stack])
+    chords = np.diff(pts[order], axis=0)
+    lengths = np.linalg.norm(chords, axis=1)
+    step = float(np.median(lengths))
+    _, right = _unit_vectors(np.array([_circular_mean(angles)]))
+    across = (chords @ right[0]) / np.maximum(lengths, 1e-9)
+    if (np.ptp(turn) < FAN_ARC_TURN or np.abs(across).min() < 0.8 or np.ptp(np.sign(across)) > 0
+            or lengths.min() < 0.08 * card_h or not 0.1 * card_h <= step <= 0.7 * card_h):
+        return []
+    out = []
+    for g in np.flatnonzero((lengths >= LOOK_GAP[0] * step) & (lengths <= LOOK_GAP[1] * step)):
+        pair = [stack[order[g]], stack[order[g + 1]]]
+        middle = np.mean([cards[i].center for i in pair], axis=0)
+        top = _top_index(cards, pair, corners)
+        if top is None or np.linalg.norm(pts - middle, axis=1).min() < 0.6 * step:
+            continue
+        angle = float(_circular_mean(np.array([cards[i].angle for i in pair])))
+        out.append((_index_box(*top, corners, middle, angle), middle, angle))
+    return out
 
 
 def _regular_steps(gaps) -> list[float]:

@@ -1866,7 +1866,7 @@ def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(o
     # a column of kings 44 px apart with a gap of 88 px no hidden card fills (the gap
     # inference found no lattice: a misplaced card, test 11269 of t4), its front card whole:
     # the reader is asked midway across the gap only, and a king read there is a card
-    from scanner.reconstruct import LOOK_PAST, _look_along_columns
+    from scanner.reconstruct import LOOK_PAST, _look_along_lines
 
     tops = [1000.0, 1044.0, 1132.0, 1176.0]
     boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
@@ -1884,13 +1884,51 @@ def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(o
         probs[:, CLASS_ID["K"]] = LOOK_PAST + over_the_bar
         return probs
 
-    _look_along_columns(cards, stacks, corners, look, 200.0)
+    _look_along_lines(cards, stacks, corners, look, 200.0)
     (boxes,) = asked
     assert np.allclose(boxes, [[990.0, 1073.0, 1010.0, 1103.0]])  # the gap's middle
     assert len(cards) == (5 if added else 4) and len(stacks[0]) == len(cards)
     if added:
         assert cards[4].rank == "K" and cards[4].center == (1030.0, 1168.0)
         assert not cards[4].corner_ids
+
+
+def test_a_joker_missed_in_a_fan_is_read_midway_across_its_gap():
+    # five jacks and twos of a fan read turning 3 degrees a card (too little for the fan's
+    # gap inference, test 529), 30 px apart, with a gap of two chords where the detector
+    # missed a joker: the reader, asked about the gap's middle, reads a joker there
+    from scanner.reconstruct import LOOK_PAST, _look_along_lines
+
+    def turned(offset, degrees):
+        a = np.radians(degrees)
+        return np.array([offset[0] * np.cos(a) - offset[1] * np.sin(a),
+                         offset[0] * np.sin(a) + offset[1] * np.cos(a)])
+
+    slots, offset = [0, 1, 2, 4, 5], np.array([-50.0, -70.0])
+    centres = [np.array([1000.0 + 30 * k, 1000.0]) for k in slots]
+    angles = [3.0 * k for k in slots]
+    index = [c + turned(offset, a) for c, a in zip(centres, angles, strict=True)]
+    corners = Corners(np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in index]),
+                      np.array([CLASS_ID[r] for r in ("J", "J", "J", "2", "2")]),
+                      np.full(5, 0.9), np.array(angles))
+    cards = [CardReading(rank=r, corner_ids=[i], center=tuple(centres[i]), angle=angles[i],
+                         confidence=0.9, fully_visible=False, stack=0, team=1)
+             for i, r in enumerate(("J", "J", "J", "2", "2"))]
+    stacks = [[0, 1, 2, 3, 4]]
+    asked = []
+
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["JK"]] = LOOK_PAST + 0.1
+        return probs
+
+    _look_along_lines(cards, stacks, corners, look, 200.0)
+    (boxes,) = asked
+    expected = np.array([1090.0, 1000.0]) + turned(offset, 9.0)
+    assert len(boxes) == 1 and np.abs((boxes[0, :2] + boxes[0, 2:]) / 2 - expected).max() < 1
+    assert [c.rank for c in cards] == ["J", "J", "J", "2", "2", "JK"]
+    assert cards[5].center == (1090.0, 1000.0) and stacks == [[0, 1, 2, 3, 4, 5]]
 
 
 def test_unsurely_read_threes_beside_a_column_are_not_its_misreads():
