@@ -3024,9 +3024,9 @@ LOOK_GAP = (1.6, 2.5)
 
 def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
                       look: Callable[[np.ndarray], np.ndarray], card_h: float) -> None:
-    """Ask `look` about the index places of each team's line of one rank (a column, a row, a
-    fan) where a card may lie unseen (`_column_places`, `_fan_places`). One read as the
-    line's rank or a wild `LOOK_PAST` or more adds that card there (no corners, noted)."""
+    """Ask `look` about the index places of each team's line of one rank (a column or a fan)
+    where a card may lie unseen (`_column_places`, `_fan_places`). One read as the line's
+    rank or a wild `LOOK_PAST` or more adds that card there (no corners, noted)."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
@@ -3069,7 +3069,7 @@ def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
                    card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Where a column may hold a card unseen, as (index box, card centre, angle): midway
     across each gap of `LOOK_GAP` steps, and one step past its front card when that is seen
-    by its top index alone. None if the stack is no column."""
+    by its top index alone. Nothing if the stack is no column."""
     angle = _circular_mean(np.array([cards[i].angle for i in stack]))
     up, right = (v[0] for v in _unit_vectors(np.array([angle])))
     pts = np.array([cards[i].center for i in stack])
@@ -3101,7 +3101,7 @@ def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
     """Where a fan may hold a card unseen, as (index box, card centre, angle): midway across
     each chord of `LOOK_GAP` chords between two cards next in turn, clear of every card.
     A fan's cards turn `FAN_ARC_TURN` degrees or more end to end, each chord across them,
-    all one way (as `_infer_fan_gaps`); none if the stack is no fan."""
+    all one way (as `_infer_fan_gaps`); nothing if the stack is no fan."""
     if len(stack) < 3:
         return []
     angles = np.array([cards[i].angle for i in stack])
