@@ -24,7 +24,9 @@ card lies in its meld (`first` laid, `middle`, `last` = the whole card in front)
     python -m bench.layout_misses --scenes-dir build/scenes-u13/val --source gt -v  # the layout's own
 
 The corners come from `bench.bench_layout`'s cache (run that first with the same models,
-cache and floor) or from the model when not cached.
+cache and floor) or from the model when not cached; the layout reads them as `scan_photo`
+does (lookalikes lifted, the readers asked about places where a card may lie unseen), but
+without the ink colour of a squared-up canasta's top card.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_layout import (
+    _look,
     _lookalikes,
     _model_key,
     _why,
@@ -159,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         size = (scene["image"]["width"], scene["image"]["height"])
         gate, supported, tilted = default_gates(args.source)
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
-                             tilted_confidence=tilted)
+                             tilted_confidence=tilted,
+                             look=None if detector is None else _look(photo, 0, detector))
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)
