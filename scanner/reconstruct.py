@@ -33,6 +33,7 @@ from scanner.perspective import (
     Flattening,
     flatten_corners,
     flattening,
+    moved_boxes,
 )
 from scanner.rules import Ruleset
 
@@ -2005,7 +2006,7 @@ def read_table(corners: Corners, image_size: tuple[int, int],
     tilted = min_confidence if tilted_confidence is None else min(min_confidence,
                                                                    tilted_confidence)
     flat_look = None if look is None else \
-        (lambda boxes: look(_boxes_in_photo(np.asarray(boxes, float), flat)))
+        (lambda boxes: look(moved_boxes(flat.to_photo, boxes)))
     reading = read_flat_table(flatten_corners(corners, flat), flat.size, geometry,
                               tilted, supported_confidence, ink, flat_look)
     if flat.ratio < MIN_TILT_RATIO:
@@ -2027,15 +2028,6 @@ def _trouble(reading: TableReading) -> int:
     """How many rules a reading breaks or stretches: its review items that are not about
     one unsure card, a pile or an unused corner."""
     return sum(item["kind"] in TROUBLE_KINDS for item in reading.review)
-
-
-def _boxes_in_photo(boxes: np.ndarray, flat: Flattening) -> np.ndarray:
-    """Boxes (N, 4) on the flattened table as the bounds of their corners in the photo."""
-    x1, y1, x2, y2 = boxes.T
-    pts = np.stack([np.stack([x1, y1], -1), np.stack([x2, y1], -1),
-                    np.stack([x2, y2], -1), np.stack([x1, y2], -1)], axis=1)
-    photo = flat.to_photo(pts.reshape(-1, 2)).reshape(-1, 4, 2)
-    return np.concatenate([photo.min(axis=1), photo.max(axis=1)], axis=1)
 
 
 def _back_in_photo(reading: TableReading, flat: Flattening) -> TableReading:
