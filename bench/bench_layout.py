@@ -306,39 +306,31 @@ def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | N
     return corner_ink(corners.boxes, pixels)
 
 
-def _look(photo: Path, turn: int, detector, seat: Callable[[], bytes] | None = None):
-    """What the detector's readers read in boxes of the photo (as `scan_photo` asks them
-    about hidden cards' index places), the photo decoded as the detector decodes it, when
-    first asked."""
+def _detector_view(photo: Path, turn: int, detector, seat: Callable[[], bytes] | None = None):
+    """The photo decoded as the detector decodes it (`scanner.imageio.Photo`): `seat()`'s
+    when seen from a seat (turned and warped already), else the photo turned by `turn`."""
     from scanner.imageio import load_photo
-
-    decoded: list = []
-
-    def look(boxes: np.ndarray) -> np.ndarray:
-        if not decoded:
-            src = load_photo(seat() if seat is not None else photo,
-                             long_side=detector.decode_long_side)
-            decoded.append(src.turned(turn) if turn and seat is None else src)
-        src = decoded[0]
-        return detector.read(src.rgb, np.asarray(boxes, float) * src.scale)[0]
-    return look
-
-
-def _lookalikes(photo: Path, corners: Corners, turn: int, detector,
-                seat: Callable[[], bytes] | None = None,
-                floor: float = LAYOUT_SUPPORTED_CONFIDENCE) -> tuple[Corners, float]:
-    """`corners` with the unsure ones that look like the photo's sure ones lifted, on the
-    photo decoded as the detector decodes it, from the floor `scan_photo` asks the detector
-    for (a cache may hold corners under it, which scan never sees), and the lift's time in
-    ms (the decode is the detector's)."""
-    from scanner.imageio import load_photo
-    from scanner.likeness import lift_lookalikes
 
     src = load_photo(seat() if seat is not None else photo, long_side=detector.decode_long_side)
-    if turn and seat is None:
-        src = src.turned(turn)
+    return src.turned(turn) if turn and seat is None else src
+
+
+def _look(view, detector):
+    """What the detector's readers read in boxes (photo pixels) of the decoded photo `view`
+    (`_detector_view`), as `scan_photo` lets the layout ask them."""
+    return lambda boxes: detector.read(view.rgb, np.asarray(boxes, float) * view.scale)[0]
+
+
+def _lookalikes(view, corners: Corners,
+                floor: float = LAYOUT_SUPPORTED_CONFIDENCE) -> tuple[Corners, float]:
+    """`corners` with the unsure ones that look like the photo's sure ones lifted, on the
+    photo decoded as the detector decodes it (`view`, `_detector_view`), from the floor
+    `scan_photo` asks the detector for (a cache may hold corners under it, which scan never
+    sees), and the lift's time in ms (the decode is the detector's)."""
+    from scanner.likeness import lift_lookalikes
+
     start = time.perf_counter()
-    lifted = lift_lookalikes(corners, src.rgb, src.scale, floor=floor)
+    lifted = lift_lookalikes(corners, view.rgb, view.scale, floor=floor)
     return lifted, (time.perf_counter() - start) * 1000
 
 
@@ -374,16 +366,17 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         scene, seat = photo_view(scene, photo, turn, keystone)
         corners = corners_for(source, scene, photo, rng, detector, cache, turn, detect_floor,
                               keystone, seat)
-        if source == "detector" and lookalikes:
-            corners, ms = _lookalikes(photo, corners, turn, detector, seat, scan_floor)
+        view = (_detector_view(photo, turn, detector, seat)
+                if source == "detector" and (lookalikes or look) else None)
+        if view is not None and lookalikes:
+            corners, ms = _lookalikes(view, corners, scan_floor)
             lift_times.append(ms)
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
                  "tilted_confidence": tilted_gate,
                  "ink": (_ink(photo, corners, turn, seat)
                          if ink and photo is not None else None),
-                 "look": (_look(photo, turn, detector, seat)
-                          if look and detector is not None else None)}
+                 "look": _look(view, detector) if view is not None and look else None}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)

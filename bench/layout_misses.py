@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_layout import (
+    _detector_view,
     _look,
     _lookalikes,
     _model_key,
@@ -157,13 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         if photo is None or not scene.get("complete", True):
             continue
         corners = corners_for(args.source, scene, photo, rng, detector, cache, 0, args.detect_floor)
-        if detector is not None:  # as scan_photo does
-            corners, _ = _lookalikes(photo, corners, 0, detector)
+        view = None if detector is None else _detector_view(photo, 0, detector)
+        if view is not None:  # as scan_photo does
+            corners, _ = _lookalikes(view, corners)
         size = (scene["image"]["width"], scene["image"]["height"])
         gate, supported, tilted = default_gates(args.source)
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted,
-                             look=None if detector is None else _look(photo, 0, detector))
+                             look=None if view is None else _look(view, detector))
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

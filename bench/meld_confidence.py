@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_layout import (
+    _detector_view,
     _ink,
     _lookalikes,
     _model_key,
@@ -119,7 +120,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         scene, seat = photo_view(scene, photo, 0, keystone)
         corners = corners_for("detector", scene, photo, rng, detector, cache, 0, floor,
                               keystone, seat)
-        corners, _ = _lookalikes(photo, corners, 0, detector, seat)  # as scan_photo does
+        corners, _ = _lookalikes(_detector_view(photo, 0, detector, seat), corners)  # as scan
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat))

@@ -83,7 +83,8 @@ def test_collect_reads_each_photo_with_the_scans_gates_from_above_and_from_a_sea
         return corners_from_scene(scene, rng, shuffle=True)
     monkeypatch.setattr(mc, "corners_for", perfect)
     monkeypatch.setattr(mc, "_ink", lambda *a: None)
-    monkeypatch.setattr(mc, "_lookalikes", lambda photo, corners, *a: (corners, 0.0))
+    monkeypatch.setattr(mc, "_detector_view", lambda *a: None)  # no photo decoded
+    monkeypatch.setattr(mc, "_lookalikes", lambda view, corners, *a: (corners, 0.0))
     complete = sum(json.loads(p.read_text()).get("complete", True) for p in scenes.glob("*.json"))
     for keystone in (0.0, 0.5):
         melds, deals, cards = mc.collect(scenes, None, MODELS_DIR, None, 0.0, keystone)
