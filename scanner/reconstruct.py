@@ -2983,7 +2983,7 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
             continue
         tops = [(float(np.hypot(*np.subtract(cards[i].center, card.center))), i, m)
                 for i in stacks[card.stack] for m in cards[i].corner_ids
-                if _angle_diff(float(corners.angle[m]), cards[i].angle) < 45.0]
+                if _shows_top(cards[i], m, corners)]
         if not tops:
             continue
         _, i, m = min(tops)
@@ -3041,11 +3041,17 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
                         f"its index read where a card of its line may lie unseen: a {read}")
 
 
+def _shows_top(card: CardReading, m: int, corners: Corners) -> bool:
+    """Whether `card`'s corner `m` is its top index: read the card's own way (a bottom index
+    is printed upside down)."""
+    return bool(_angle_diff(float(corners.angle[m]), card.angle) < 45.0)
+
+
 def _top_index(cards: list[CardReading], ids: list[int], corners: Corners):
-    """The first of the cards `ids` seen by a top index (read the card's own way), and that
-    index's corner number; None if none is."""
+    """The first of the cards `ids` seen by a top index (`_shows_top`), and that index's
+    corner number; None if none is."""
     return next(((cards[i], m) for i in ids for m in cards[i].corner_ids
-                 if _angle_diff(float(corners.angle[m]), cards[i].angle) < 45.0), None)
+                 if _shows_top(cards[i], m, corners)), None)
 
 
 def _index_box(card: CardReading, m: int, corners: Corners, centre: np.ndarray,
