@@ -3102,14 +3102,9 @@ def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
     all one way (as `_infer_fan_gaps`); nothing if the stack is no fan."""
     if len(stack) < 3:
         return []
-    angles = np.array([cards[i].angle for i in stack])
-    turn = (angles - _circular_mean(angles) + 180.0) % 360.0 - 180.0
-    order = np.argsort(turn)
-    pts = np.array([cards[i].center for i in stack])
-    chords = np.diff(pts[order], axis=0)
-    lengths = np.linalg.norm(chords, axis=1)
+    turn, order, pts, chords, lengths = _in_turn(cards, stack)
     step = float(np.median(lengths))
-    _, right = _unit_vectors(np.array([_circular_mean(angles)]))
+    _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in stack])]))
     across = (chords @ right[0]) / np.maximum(lengths, 1e-9)
     if (np.ptp(turn) < FAN_ARC_TURN or np.abs(across).min() < 0.8 or np.ptp(np.sign(across)) > 0
             or lengths.min() < 0.08 * card_h or not 0.1 * card_h <= step <= 0.7 * card_h):
@@ -3148,6 +3143,18 @@ FAN_MIN_TURN = 4.0
 FAN_GAP_TURN = 0.65
 
 
+def _in_turn(cards: list[CardReading], stack: list[int]):
+    """A stack's cards in the order they turn (as a fan's do): each card's turn off their
+    mean direction (degrees, in the stack's order), that order, their centres in it, and
+    the chords between cards next in it with their lengths."""
+    angles = np.array([cards[i].angle for i in stack])
+    turn = (angles - _circular_mean(angles) + 180.0) % 360.0 - 180.0
+    order = np.argsort(turn)
+    pts = np.array([cards[stack[i]].center for i in order])
+    chords = np.diff(pts, axis=0)
+    return turn, order, pts, chords, np.linalg.norm(chords, axis=1)
+
+
 def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: int,
                     rank: str, card_h: float, prints: dict[int, int] | None = None) -> bool:
     """Whether a stack is a fan; if so, add the cards an empty place in it shows hidden.
@@ -3167,12 +3174,8 @@ def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: in
     if len(stack) < 3 or _two_prints(cards, stack, prints):
         return False
     angles = np.array([cards[i].angle for i in stack])
-    turn = (angles - _circular_mean(angles) + 180.0) % 360.0 - 180.0
-    order = np.argsort(turn)
+    turn, order, pts, chords, gaps = _in_turn(cards, stack)
     turns = np.diff(turn[order])
-    pts = np.array([cards[stack[i]].center for i in order])
-    chords = np.diff(pts, axis=0)
-    gaps = np.linalg.norm(chords, axis=1)
     if gaps.min() < 0.08 * card_h:
         return False
     _, right = _unit_vectors(angles[order][:-1] + turns / 2)
