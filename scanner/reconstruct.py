@@ -3435,6 +3435,18 @@ def _add_hidden(cards: list[CardReading], stack: list[int], k: int, team: int, r
         stack.append(len(cards) - 1)
 
 
+def _wanders(cards: list[CardReading], stack: list[int], card_h: float) -> bool:
+    """Whether a stack's cards spread more than 0.15 card heights across its own direction
+    (no column). Its own: the column whose start is measured against it may be read turned
+    several degrees (test 1459: sevens read at 189 degrees beside fives at 186), and a long
+    column seen along that axis wanders off it. Detector corners, deals: test 223 -> 224,
+    val 212 -> 213, t4 599 -> 600; perfect corners val 239 -> 240 (docs/LAYOUT.md,
+    session 54)."""
+    _, right = _unit_vectors(np.array([_circular_mean(np.array([cards[i].angle
+                                                                for i in stack]))]))
+    return bool(np.ptp(np.array([cards[i].center for i in stack]) @ right[0]) > 0.15 * card_h)
+
+
 def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: int, rank: str,
                         angle: float, step: float, card_h: float) -> None:
     """Add the first cards of a column that starts whole steps below its neighbours.
@@ -3461,7 +3473,7 @@ def _infer_hidden_first(cards: list[CardReading], stacks: list[list[int]], k: in
         if j == k or not other or cards[other[0]].team != team or cards[other[0]].rank == "3R":
             continue  # red threes lie apart, a little off the meld line
         o = np.array([cards[i].center for i in other])
-        if len(other) > 1 and np.ptp(o @ right) > 0.15 * card_h:
+        if len(other) > 1 and _wanders(cards, other, card_h):
             continue  # only columns and lone squared-up canastas start on the row's line
         o_start = float((-(o @ up)).min())
         o_lateral = float((o @ right).mean())

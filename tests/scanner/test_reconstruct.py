@@ -531,6 +531,21 @@ def test_first_card_hidden_at_the_end_of_a_row_is_inferred_from_the_row_line():
     assert team_melds(reading, 0)[0] == ["K"] * 4
 
 
+def test_first_card_hidden_in_a_column_read_turned_is_inferred_from_long_neighbours():
+    # the kings' column lost its first card and its cards are read turned 6 degrees: along
+    # that turned axis the long columns beside it spread a sixth of a card across, yet
+    # each is a straight column along its own cards' direction, and their starts still
+    # mark the row's line
+    table = [dict(p, angle=6.0) for p in column(["KH", "KS", "KD", "KC"], 1000, 1500)]
+    for x, rank in ((1250, "9"), (1500, "5")):
+        table += column([rank + suit for suit in "HSDCHSDC"] + ["2C"], x, 1500)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][0]["indices"][0]["visible"] = 0.0  # the first king is under a finger
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0)[0] == ["K"] * 4
+    assert sum(1 for c in reading.cards if not c.corner_ids) == 1
+
+
 def test_a_column_starting_a_step_below_a_single_neighbour_hides_nothing():
     # melds of a row are not laid exactly level: one neighbour's start (here a squared
     # canasta beside the column) is no line to measure a missing first card against
