@@ -2151,6 +2151,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
 
     Only the corners numbered in `used` take part; misreads inside a column are fixed.
     """
+    given = corners.centers.astype(float)
     corners = corners.select(used)
     keep_local, twins_local = _duplicates(corners)
     keep = used[keep_local]  # the caller's corner numbers
@@ -2213,7 +2214,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         card.corner_spots = None  # (by the local numbers)
         ids = [int(keep[i]) for i in card.corner_ids]
         card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
-    _fix_misreads(cards, stacks)
+    _fix_misreads(cards, stacks, given, typical_h)
     return cards, stacks, typical_h, geo, stack_team
 
 
@@ -2795,16 +2796,27 @@ MISREAD_BELOW = 0.8
 # most this surely (the detector's corners: test deals 218 -> 219, t4 590 -> 593 of 804,
 # val and perfect corners the same; 0.99 a test meld fewer; docs/LAYOUT.md, session 51)
 MISREAD_INSIDE_BELOW = 0.95
+# ... where a card read turned a quarter off the line counts as inside it when its index lies
+# this many card heights or more from the stack's other indices (test 2059: an eight's index
+# read as a king lying sideways, 0.85, between two eights 0.25 card heights away, kept the
+# king's squared-up canasta beside it from being one; t4 11889: a joker's K, 0.16 from the
+# joker's index. Detector corners: test meld exact 88.44 -> 88.49%, deals the same on the
+# three sets and from a seat, perfect corners the same; docs/LAYOUT.md, session 54)
+MISREAD_CLEAR = 0.2
+# (turned this many degrees or more: a quarter turn, about, as an index read sideways)
+MISREAD_QUARTER = 60.0
 
 
-def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
+def _fix_misreads(cards: list[CardReading], stacks: list[list[int]],
+                  centres: np.ndarray | None = None, card_h: float = 0.0) -> None:
     """Relabel a lone odd rank inside a column of another rank: almost always a misread.
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
     X overlapping a stack of rank R, read with `MISREAD_BELOW` or less, is most likely
-    an R read wrong; lying inside R's line (R cards on both sides of it, at its angle),
-    read with `MISREAD_INSIDE_BELOW` or less: a touching meld lies past a line's end or
-    beside it. A wild card is a card of its column as often as not, so it keeps its
+    an R read wrong; lying inside R's line (R cards on both sides of it, at its angle, or
+    read a quarter turned on an empty place of it: `_inside_its_line`), read with
+    `MISREAD_INSIDE_BELOW` or less: a touching meld lies past a line's end or beside it.
+    A misread read a quarter turned is laid on the line (`_turn_to_its_line`). A wild card is a card of its column as often as not, so it keeps its
     reading, but for a joker read with low confidence (below 0.6, where a card goes to
     the review list anyway) in a column of jacks or kings: the reader mistakes the J and
     K of a jack's or king's index for the JOKER word's letters. It is noted for review.
@@ -2832,27 +2844,62 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]]) -> None:
                 continue
             limit = 0.6 if card.is_wild else MISREAD_BELOW
             if not card.is_wild and card.rank_confidence > limit \
-                    and _inside_its_line(cards, stack, i, rank):
+                    and _inside_its_line(cards, stack, i, rank, centres, card_h):
                 limit = MISREAD_INSIDE_BELOW
             if card.rank_confidence > limit:
                 continue  # read surely: a card of another meld or pile touching this one
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
             card.confidence *= 0.5
+            if centres is not None:
+                _turn_to_its_line(cards, stack, i, rank, centres, card_h)
 
 
-def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str) -> bool:
+def _turn_to_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str,
+                      centres: np.ndarray, card_h: float) -> None:
+    """A misread card seen by one index read `MISREAD_QUARTER` degrees or more off its
+    stack's line of `rank` is laid at the line's angle, turned about that index
+    (`_placed`): its direction was misread with its rank, and left so it would lie off its
+    place in the line (a gap there would seem to hide one more card)."""
+    card = cards[i]
+    angles = [cards[j].angle for j in stack if j != i and cards[j].rank == rank]
+    if len(card.corner_ids) != 1 or not angles:
+        return
+    angle = _circular_mean(np.array(angles))
+    if _axis_diff(card.angle, angle) >= MISREAD_QUARTER:
+        card.center = tuple(float(v) for v in _placed(card, centres, angle, card_h))
+        card.angle = angle
+
+
+def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str,
+                     centres: np.ndarray | None = None, card_h: float = 0.0) -> bool:
     """Whether card `i` lies inside its stack's line of `rank` (and wilds), at the line's
     angle (within `MISREAD_TURN`, or half turned): cards of the line on both sides of it
-    along the column or row. Another meld touching a line lies past its end or beside it."""
+    along the column or row. Another meld touching a line lies past its end or beside it.
+
+    Given `centres` (the corners') and `card_h`, a card seen by one index read turned about
+    a quarter off the line (`MISREAD_QUARTER` degrees or more) lies inside it too where, turned to the line (`_placed`), it lies
+    between the line's cards with its index `MISREAD_CLEAR` card heights or more from every
+    other index of the stack: the reader misread the index's direction with its rank (a
+    second box on a card's index, a joker's letter, lies nearer).
+    """
     line = [j for j in stack if j != i and (cards[j].rank == rank or cards[j].is_wild)]
     angle = _circular_mean(np.array([cards[j].angle for j in line if cards[j].rank == rank]))
-    if _axis_diff(cards[i].angle, angle) > MISREAD_TURN:
-        return False
+    where = np.asarray(cards[i].center)
+    turn = _axis_diff(cards[i].angle, angle)
+    if turn > MISREAD_TURN:
+        if centres is None or len(cards[i].corner_ids) != 1 or turn < MISREAD_QUARTER:
+            return False
+        index = centres[cards[i].corner_ids[0]]
+        others = [m for j in stack if j != i for m in cards[j].corner_ids]
+        if others and np.linalg.norm(centres[others] - index, axis=1).min() \
+                < MISREAD_CLEAR * card_h:
+            return False
+        where = _placed(cards[i], centres, angle, card_h)
     pts = np.array([cards[j].center for j in line])
     # along the column or the row, whichever way its cards spread
     axis = max((a for a, _ in _line_axes(angle)), key=lambda a: float(np.ptp(pts @ a)))
-    along, here = pts @ axis, float(np.asarray(cards[i].center) @ axis)
+    along, here = pts @ axis, float(where @ axis)
     return bool((along < here).any() and (along > here).any())
 
 

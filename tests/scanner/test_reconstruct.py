@@ -1634,6 +1634,43 @@ def test_a_lone_rank_inside_a_column_at_another_angle_is_not_its_misread():
         assert card.rank == counted, turn
 
 
+def test_an_index_read_sideways_inside_a_column_is_its_misread():
+    # the middle seven of the column read as a king, 0.85, its index read turned a quarter
+    # (test 2059: an eight's index read as a king lying sideways): on an empty place of the
+    # column, its index clear of the others, it is a seven; it does not pair with the king
+    # lying alone beside the column, which stays a squared-up canasta
+    from scanner.reconstruct import MISREAD_BELOW, MISREAD_INSIDE_BELOW
+
+    table = (column(["7H", "7S", "7D", "7C", "7H"], 1000, 1700)
+             + [{"card": "KH", "x": 1400, "y": 1700, "angle": 0.0}]
+             + column(["9H", "9S", "9D"], 1800, 1700))
+    corners, _ = read(table)
+    sevens = np.flatnonzero(corners.class_ids == CLASS_ID["7"])
+    middle = int(sevens[np.argsort(corners.centers[sevens, 1])[2]])
+    class_ids, conf = corners.class_ids.copy(), corners.confidence.copy()
+    class_ids[middle] = CLASS_ID["K"]
+    conf[middle] = (MISREAD_BELOW + MISREAD_INSIDE_BELOW) / 2
+    for turn, counted in ((-90.0, "7"), (-75.0, "7"), (-45.0, "K")):
+        angle = corners.angle.copy()
+        angle[middle] += turn
+        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, angle,
+                                     conf), (W, H))
+        card = next(c for c in reading.cards if middle in c.corner_ids)
+        assert card.rank == counted, turn
+        if counted == "7":
+            # laid on its place in the column: no gap seems to hide one more seven
+            assert team_melds(reading, 0)[0] == ["7"] * 5, turn
+            assert any(m.squared and m.rank == "K" for m in reading.melds), turn
+    # a second box beside an index of the column, read sideways as a king, is no seven
+    boxes = corners.boxes.copy()
+    boxes[middle] = corners.boxes[sevens[np.argsort(corners.centers[sevens, 1])[1]]] + [
+        0.0, 0.1 * CARD_H, 0.0, 0.1 * CARD_H]
+    angle = corners.angle.copy()
+    angle[middle] -= 90.0
+    reading = read_table(Corners(boxes, class_ids, corners.confidence, angle, conf), (W, H))
+    assert not any("read as K in a column of 7" in n for c in reading.cards for n in c.notes)
+
+
 def test_an_unsure_wild_in_a_column_keeps_its_rank_but_a_joker_among_jacks():
     # a column of five tens with a joker and a two in it, both read unsurely: wilds of the
     # meld (a wild is a card of its column as often as not) ...
