@@ -44,6 +44,7 @@ import numpy as np
 from bench.bench_layout import (
     _detector_view,
     _ink,
+    _look,
     _lookalikes,
     _model_key,
     corners_for,
@@ -120,10 +121,12 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         scene, seat = photo_view(scene, photo, 0, keystone)
         corners = corners_for("detector", scene, photo, rng, detector, cache, 0, floor,
                               keystone, seat)
-        corners, _ = _lookalikes(_detector_view(photo, 0, detector, seat), corners)  # as scan
+        view = _detector_view(photo, 0, detector, seat)
+        corners, _ = _lookalikes(view, corners)  # as scan
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
-                             tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat))
+                             tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat),
+                             look=_look(view, detector))
         truth = true_melds(scene)
         reviewed = {(it.get("team"), it.get("meld")) for it in reading.review
                     if it["kind"] in REVIEWED}
