@@ -2926,6 +2926,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         ranks = _natural_ranks(cards, stack)
         if team is None or len(stack) < 2 or len(ranks) != 1 or "3R" in ranks:
             continue
+        _leave_out_second_box_in_fan(cards, stack, card_h, prints)
         if _infer_fan_gaps(cards, stack, k, team, next(iter(ranks)), card_h, prints):
             continue
         angle = _circular_mean(np.array([cards[i].angle for i in stack]))
@@ -3258,8 +3259,10 @@ def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: in
 
 # A detector's second box on an index, shifted off it further than `_duplicates` and
 # `_same_corner_twins` allow (a box taking in the suit pip too), makes a card of its own
-# on the spot of the index's card: in a column, the unsurer of two cards of one rank on
-# one spot, read under this confidence, is that second box ...
+# on the spot of the index's card: in a column (or a fan: `_leave_out_second_box_in_fan`,
+# test deals 224 -> 225, t4 meld exact 86.75 -> 86.73%, val, perfect corners and from a
+# seat the same; docs/LAYOUT.md, session 54), the unsurer of two cards of one rank on one
+# spot, read under this confidence, is that second box ...
 SECOND_BOX_BELOW = 0.7
 # ... where every card of the column lies within this many degrees of its angle (a fan
 # read along an axis puts two cards on one spot). Detector corners, deals read right:
@@ -3267,6 +3270,42 @@ SECOND_BOX_BELOW = 0.7
 # (0.8-0.9 alike, 0.6 t4 589; rows too: t4 loses six, fans of one deck read with the
 # stack's angle; docs/LAYOUT.md, session 50).
 SECOND_BOX_TURN = 8.0
+
+
+def _leave_out_second_box_in_fan(cards: list[CardReading], stack: list[int], card_h: float,
+                                 prints: dict[int, int] | None = None) -> None:
+    """Take out of a fan of four or more the card lying on another's place.
+
+    A fan's cards, in the order they turn, lie a chord apart and turn an angle step each.
+    Where exactly one pair of them next in turn lies closer than 0.35 of the median chord
+    (and a tenth of a card height) and turns less than half the median step, both
+    naturals of one rank, the unsurer, seen by one corner and read under
+    `SECOND_BOX_BELOW`, is left out (noted): a second box on the other's index, or one
+    straddling two indices (test 2729: a box across two jacks' indices, read 0.97 a jack,
+    made a fan of seven jacks eight). As `_leave_out_second_box` for a column. A fan of two
+    prints (`_two_prints`) places its cards unevenly and is left alone, and so are wilds:
+    two decks' twos read from different corners lie close in a fan (t4 4499).
+    """
+    if len(stack) < 4 or _two_prints(cards, stack, prints):
+        return
+    turn, order, _, _, lengths = _in_turn(cards, stack)
+    if np.ptp(turn) < FAN_ARC_TURN:
+        return
+    close = lengths < min(0.1 * card_h, 0.35 * float(np.median(lengths)))
+    if close.sum() != 1:
+        return
+    g = int(np.argmax(close))
+    pair = (stack[order[g]], stack[order[g + 1]])
+    turns = np.abs(np.diff(turn[order]))
+    weak = min(pair, key=lambda i: cards[i].confidence)
+    if (cards[pair[0]].rank != cards[pair[1]].rank or cards[pair[0]].is_wild
+            or turns[g] > 0.5 * float(np.median(turns))
+            or cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1):
+        return
+    cards[weak].team = None
+    cards[weak].notes.append("on the place of another card of its fan: a second box on "
+                             "that card's index, left out")
+    stack.remove(weak)
 
 
 def _leave_out_second_box(cards: list[CardReading], stack: list[int], angle: float,

@@ -455,6 +455,28 @@ def test_a_second_box_beside_an_index_in_a_column_is_no_card(shift):
     assert any(len(corners) in c.corner_ids and c.team == 0 for c in surely.cards)
 
 
+def test_a_second_box_between_two_indices_in_a_fan_is_no_card():
+    # a fan of seven jacks (test 2729): the detector's box across the fourth jack's index
+    # and the next one's, read as a jack, makes a card of its own beside the fourth, all
+    # but on its place; it is left out and the fan stays seven
+    table = fan(["JH", "JS", "JD", "JC", "JH", "JS", "JD"], 1200, 1600, spread=13.0,
+                pivot=1.1) + column(["9H", "9S", "9D"], 2000, 1400)
+    corners = corners_from_scene(scene_from_placements(table, W, H))
+    jacks = np.flatnonzero(corners.class_ids == CLASS_ID["J"])
+    left = jacks[np.argsort(corners.centers[jacks, 0])]
+    box = corners.boxes[left[3]] + np.tile(
+        0.3 * (corners.centers[left[4]] - corners.centers[left[3]]), 2)
+    more = Corners(np.vstack([corners.boxes, box]), np.append(corners.class_ids, CLASS_ID["J"]),
+                   np.append(corners.confidence, 0.34),
+                   np.append(corners.angle, corners.angle[left[3]] + 1.0),
+                   np.append(corners.confidence, 0.97))
+    reading = read_table(more, (W, H))
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("9",) * 3, ("J",) * 7]
+    second = [c for c in reading.cards if len(corners) in c.corner_ids]
+    assert len(second) == 1 and second[0].team is None
+    assert any("second box" in note for note in second[0].notes)
+
+
 def test_card_hidden_in_a_loosely_laid_column_is_inferred():
     # a column laid by hand wanders sideways by a few hundredths of a card (and noisy
     # corners add as much): still a column, its gap still hides a card
