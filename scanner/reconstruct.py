@@ -3297,13 +3297,21 @@ def _leave_out_second_box_in_fan(cards: list[CardReading], stack: list[int], car
     g = int(np.argmax(close))
     pair = (stack[order[g]], stack[order[g + 1]])
     turns = np.abs(np.diff(turn[order]))
+    if (cards[pair[0]].rank == cards[pair[1]].rank and not cards[pair[0]].is_wild
+            and turns[g] <= 0.5 * float(np.median(turns))):
+        _leave_out_unsurer(cards, stack, pair, "fan")
+
+
+def _leave_out_unsurer(cards: list[CardReading], stack: list[int], pair: tuple[int, int],
+                       line: str) -> None:
+    """Leave out of `stack` the unsurer of two cards on one place of its `line` (a column
+    or a fan) when it is seen by one corner and read under `SECOND_BOX_BELOW` (noted): a
+    second box on the other's index, not a card."""
     weak = min(pair, key=lambda i: cards[i].confidence)
-    if (cards[pair[0]].rank != cards[pair[1]].rank or cards[pair[0]].is_wild
-            or turns[g] > 0.5 * float(np.median(turns))
-            or cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1):
+    if cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1:
         return
     cards[weak].team = None
-    cards[weak].notes.append("on the place of another card of its fan: a second box on "
+    cards[weak].notes.append(f"on the place of another card of its {line}: a second box on "
                              "that card's index, left out")
     stack.remove(weak)
 
@@ -3333,15 +3341,9 @@ def _leave_out_second_box(cards: list[CardReading], stack: list[int], angle: flo
         return
     g = int(np.argmax(close))
     pair = (stack[order[g]], stack[order[g + 1]])
-    weak = min(pair, key=lambda i: cards[i].confidence)
-    if (cards[pair[0]].rank != cards[pair[1]].rank
-            or abs(across[order[g]] - across[order[g + 1]]) >= 0.25 * card_h
-            or cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1):
-        return
-    cards[weak].team = None
-    cards[weak].notes.append("on the place of another card of its column: a second box on "
-                             "that card's index, left out")
-    stack.remove(weak)
+    if (cards[pair[0]].rank == cards[pair[1]].rank
+            and abs(across[order[g]] - across[order[g + 1]]) < 0.25 * card_h):
+        _leave_out_unsurer(cards, stack, pair, "column")
 
 
 def _within_the_pack(cards: list[CardReading]) -> list[dict]:

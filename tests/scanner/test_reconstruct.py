@@ -1636,6 +1636,16 @@ def test_a_lone_rank_in_a_column_is_a_misread_only_when_read_unsurely():
         assert any("read as 8 in a column of 7" in n for n in card.notes) == (counted == "7")
 
 
+def _read_turned(corners: Corners, class_ids, rank_conf, i: int, turn: float):
+    """The table read with the corners' classes and rank confidences `class_ids` and
+    `rank_conf`, corner `i`'s direction turned by `turn` degrees; and the card it makes."""
+    angle = corners.angle.copy()
+    angle[i] += turn
+    reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, angle,
+                                 rank_conf), (W, H))
+    return reading, next(c for c in reading.cards if i in c.corner_ids)
+
+
 def test_a_lone_rank_inside_a_column_at_another_angle_is_not_its_misread():
     # the same column with its middle card read as an eight, between MISREAD_BELOW and
     # MISREAD_INSIDE_BELOW, its index turned 50 degrees off the column's (print on a
@@ -1648,11 +1658,7 @@ def test_a_lone_rank_inside_a_column_at_another_angle_is_not_its_misread():
     class_ids[middle] = CLASS_ID["8"]
     conf[middle] = (MISREAD_BELOW + MISREAD_INSIDE_BELOW) / 2
     for turn, counted in ((0.0, "7"), (50.0, "8")):
-        angle = corners.angle.copy()
-        angle[middle] += turn
-        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, angle,
-                                     conf), (W, H))
-        card = next(c for c in reading.cards if middle in c.corner_ids)
+        _, card = _read_turned(corners, class_ids, conf, middle, turn)
         assert card.rank == counted, turn
 
 
@@ -1673,11 +1679,7 @@ def test_an_index_read_sideways_inside_a_column_is_its_misread():
     class_ids[middle] = CLASS_ID["K"]
     conf[middle] = (MISREAD_BELOW + MISREAD_INSIDE_BELOW) / 2
     for turn, counted in ((-90.0, "7"), (-75.0, "7"), (-45.0, "K")):
-        angle = corners.angle.copy()
-        angle[middle] += turn
-        reading = read_table(Corners(corners.boxes, class_ids, corners.confidence, angle,
-                                     conf), (W, H))
-        card = next(c for c in reading.cards if middle in c.corner_ids)
+        reading, card = _read_turned(corners, class_ids, conf, middle, turn)
         assert card.rank == counted, turn
         if counted == "7":
             # laid on its place in the column: no gap seems to hide one more seven
