@@ -2807,8 +2807,8 @@ MISREAD_CLEAR = 0.2
 MISREAD_QUARTER = 60.0
 
 
-def _fix_misreads(cards: list[CardReading], stacks: list[list[int]],
-                  centres: np.ndarray | None = None, card_h: float = 0.0) -> None:
+def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np.ndarray,
+                  card_h: float) -> None:
     """Relabel a lone odd rank inside a column of another rank: almost always a misread.
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
@@ -2816,10 +2816,12 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]],
     an R read wrong; lying inside R's line (R cards on both sides of it, at its angle, or
     read a quarter turned on an empty place of it: `_inside_its_line`), read with
     `MISREAD_INSIDE_BELOW` or less: a touching meld lies past a line's end or beside it.
-    A misread read a quarter turned is laid on the line (`_turn_to_its_line`). A wild card is a card of its column as often as not, so it keeps its
-    reading, but for a joker read with low confidence (below 0.6, where a card goes to
-    the review list anyway) in a column of jacks or kings: the reader mistakes the J and
-    K of a jack's or king's index for the JOKER word's letters. It is noted for review.
+    A misread read a quarter turned is laid on the line (`_turn_to_its_line`); `centres`
+    are the corners' centres. A wild card is a card of its column as often as not, so it
+    keeps its reading, but for a joker read with low confidence (below 0.6, where a card
+    goes to the review list anyway) in a column of jacks or kings: the reader mistakes the
+    J and K of a jack's or king's index for the JOKER word's letters. It is noted for
+    review.
 
     Why not every unsure wild: of the wilds this turned into their column's rank on the
     test split's detector corners, 10 of 12 were wilds (every 2, and jokers in columns of
@@ -2851,8 +2853,7 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]],
             card.notes.append(f"read as {card.rank} in a column of {rank}: counted as {rank}")
             card.rank = rank
             card.confidence *= 0.5
-            if centres is not None:
-                _turn_to_its_line(cards, stack, i, rank, centres, card_h)
+            _turn_to_its_line(cards, stack, i, rank, centres, card_h)
 
 
 def _turn_to_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str,
@@ -2878,10 +2879,11 @@ def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: s
     along the column or row. Another meld touching a line lies past its end or beside it.
 
     Given `centres` (the corners') and `card_h`, a card seen by one index read turned about
-    a quarter off the line (`MISREAD_QUARTER` degrees or more) lies inside it too where, turned to the line (`_placed`), it lies
-    between the line's cards with its index `MISREAD_CLEAR` card heights or more from every
-    other index of the stack: the reader misread the index's direction with its rank (a
-    second box on a card's index, a joker's letter, lies nearer).
+    a quarter off the line (`MISREAD_QUARTER` degrees or more) lies inside it too where,
+    turned to the line (`_placed`), it lies between the line's cards with its index
+    `MISREAD_CLEAR` card heights or more from every other index of the stack: the reader
+    misread the index's direction with its rank (a second box on a card's index, a joker's
+    letter, lies nearer).
     """
     line = [j for j in stack if j != i and (cards[j].rank == rank or cards[j].is_wild)]
     angle = _circular_mean(np.array([cards[j].angle for j in line if cards[j].rank == rank]))
