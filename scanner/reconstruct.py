@@ -893,7 +893,14 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
     prints its index in one place on every card, so the cards of one print size (a
     deck's index, `print_h` per corner) are placed together where their columns agree
     (`_print_sides`): two top-right cards next to each other in a column of another
-    deck line up with each other when both are misplaced.
+    deck line up with each other when both are misplaced. Where the photo's indices fall
+    into two print sizes (`print_sizes`), each is a deck's, whatever its ranks' heights:
+    kde-oxygen-white prints a 7 two thirds the height of its queen, and the squared-up
+    seven of test 1809, alone, stayed where its index taken for a top-left one put it, on
+    the queens' column beside it, when its deck's queens moved (detector corners, deals:
+    test 225 -> 226, val 213, t4 600 (+5099, -7699), meld exact up on all three; perfect
+    corners test 259 -> 260, t4 727 -> 728; from a seat the same; docs/LAYOUT.md,
+    session 54).
     """
     single = [i for i, c in enumerate(cards) if c.other_center is not None]
     if len(cards) < 2 or not single:
@@ -903,10 +910,16 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
     up, right = _unit_vectors(angles[single])
     parallel = _angle_diff(angles[single][:, None], angles[None, :]) < 15
     parallel[np.arange(len(single)), single] = False
-    # the print size of each card's index (a deck's), and which cards share it
+    # the print size of each card's index (a deck's), and which cards share it: the photo's
+    # two print sizes where its indices fall into two (`print_sizes`), else near heights
     heights = print_h.tolist()
     size = np.array([sum(heights[m] for m in c.corner_ids) / len(c.corner_ids) for c in cards])
-    one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
+    deck = print_sizes(print_h)
+    if deck is not None:
+        card_deck = np.array([deck[c.corner_ids[0]] for c in cards])
+        one_print = card_deck[single][:, None] == card_deck[None, :]
+    else:
+        one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
     is_single = np.zeros(len(cards), bool)
     is_single[single] = True
     ranks = np.array([c.rank for c in cards])
@@ -945,8 +958,9 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
 
 
 # two indices whose heights are within this factor are one print (one deck's), for
-# placing one-index cards by their deck (kde-oxygen's top-right index is half the height
-# of most top-left ones, tango's 1.35 times it)
+# placing one-index cards by their deck where the photo shows no two print sizes
+# (kde-oxygen's top-right index is half the height of most top-left ones, tango's 1.35
+# times it)
 PRINT_MATE = 1.25
 
 

@@ -860,6 +860,26 @@ def test_top_right_index_cards_next_to_each_other_stay_in_their_column():
         assert all(abs(c.center[0] - 1000) < 0.1 * width for c in in_column)
 
 
+def test_a_lone_top_right_card_moves_with_its_deck_whatever_its_rank_s_height():
+    # a deck printing one small top-right index, its seven two thirds the height of its
+    # queens (test 1809, kde-oxygen-white): two of its queens in a column of another deck's
+    # move to their places by the column, and its lone seven, a squared-up canasta beside
+    # the column, moves with them though no column says where it lies; taken for a
+    # top-left index it would lie on the queens' column, no meld
+    width = 0.714 * CARD_H
+    queens = column(["QH", "QS", "QC", "QD"], 1500, 1500)
+    for queen in queens[1::2]:
+        queen.update(index_corners=("tr",), index_box=(0.08, 0.045, 0.22, 0.165))
+    seven = {"card": "7C", "x": 1500 - 1.15 * width, "y": 1500, "angle": 0.0,
+             "index_corners": ("tr",), "index_box": (0.08, 0.045, 0.17, 0.12)}
+    _, reading = read(queens + [seven] + column(["9H", "9S", "9D"], 1500 + 1.3 * width, 1500))
+    melds = {m.rank: m for m in reading.melds}
+    assert (melds["Q"].naturals, melds["9"].naturals) == (4, 3)
+    assert melds["7"].squared
+    seven_card = next(c for c in reading.cards if c.rank == "7")
+    assert abs(seven_card.center[0] - seven["x"]) < 0.1 * width
+
+
 @pytest.mark.parametrize("turn", [50.0, 65.0, 80.0])
 def test_an_index_read_turned_in_a_column_of_one_rank_takes_the_column_s_angle(turn):
     # the small top-right indices of some decks are read 45 degrees and more off a tenth
