@@ -912,13 +912,14 @@ def _choose_index_sides(cards: list[CardReading], card_h: float,
     parallel[np.arange(len(single)), single] = False
     # the print size of each card's index (a deck's), and which cards share it: the photo's
     # two print sizes where its indices fall into two (`print_sizes`), else near heights
-    heights = print_h.tolist()
-    size = np.array([sum(heights[m] for m in c.corner_ids) / len(c.corner_ids) for c in cards])
     deck = print_sizes(print_h)
     if deck is not None:
         card_deck = np.array([deck[c.corner_ids[0]] for c in cards])
         one_print = card_deck[single][:, None] == card_deck[None, :]
     else:
+        heights = print_h.tolist()
+        size = np.array([sum(heights[m] for m in c.corner_ids) / len(c.corner_ids)
+                         for c in cards])
         one_print = np.abs(np.log(size[single][:, None] / size[None, :])) < math.log(PRINT_MATE)
     is_single = np.zeros(len(cards), bool)
     is_single[single] = True
