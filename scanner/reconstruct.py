@@ -2871,6 +2871,12 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np
             _turn_to_its_line(cards, stack, i, rank, centres, card_h)
 
 
+def _line_angle(cards: list[CardReading], stack: list[int], i: int, rank: str) -> float:
+    """The mean direction of the stack's cards of `rank`, card `i` left out."""
+    return _circular_mean(np.array([cards[j].angle for j in stack
+                                    if j != i and cards[j].rank == rank]))
+
+
 def _turn_to_its_line(cards: list[CardReading], stack: list[int], i: int, rank: str,
                       centres: np.ndarray, card_h: float) -> None:
     """A misread card seen by one index read `MISREAD_QUARTER` degrees or more off its
@@ -2878,10 +2884,9 @@ def _turn_to_its_line(cards: list[CardReading], stack: list[int], i: int, rank: 
     (`_placed`): its direction was misread with its rank, and left so it would lie off its
     place in the line (a gap there would seem to hide one more card)."""
     card = cards[i]
-    angles = [cards[j].angle for j in stack if j != i and cards[j].rank == rank]
-    if len(card.corner_ids) != 1 or not angles:
+    if len(card.corner_ids) != 1:
         return
-    angle = _circular_mean(np.array(angles))
+    angle = _line_angle(cards, stack, i, rank)
     if _axis_diff(card.angle, angle) >= MISREAD_QUARTER:
         card.center = tuple(float(v) for v in _placed(card, centres, angle, card_h))
         card.angle = angle
@@ -2901,7 +2906,7 @@ def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: s
     letter, lies nearer).
     """
     line = [j for j in stack if j != i and (cards[j].rank == rank or cards[j].is_wild)]
-    angle = _circular_mean(np.array([cards[j].angle for j in line if cards[j].rank == rank]))
+    angle = _line_angle(cards, stack, i, rank)
     where = np.asarray(cards[i].center)
     turn = _axis_diff(cards[i].angle, angle)
     if turn > MISREAD_TURN:
