@@ -318,7 +318,9 @@ def _detector_view(photo: Path, turn: int, detector, seat: Callable[[], bytes] |
 def _look(view, detector):
     """What the detector's readers read in boxes (photo pixels) of the decoded photo `view`
     (`_detector_view`), as `scan_photo` lets the layout ask them."""
-    return lambda boxes: detector.read(view.rgb, np.asarray(boxes, float) * view.scale)[0]
+    from scanner.scan import index_look
+
+    return index_look(detector, view.rgb, view.scale)
 
 
 def _lookalikes(view, corners: Corners,

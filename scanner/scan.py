@@ -65,6 +65,16 @@ class ScanResult:
         return corners
 
 
+def index_look(detector, rgb: np.ndarray, scale: float):
+    """The layout's `look` (`read_table(look=)`): what the detector's index readers read in
+    boxes given in photo pixels, cut from `rgb` (the photo at `scale` pixels per photo
+    pixel); None where the detector has no readers."""
+    reader = getattr(detector, "read", None)
+    if reader is None:
+        return None
+    return lambda boxes: reader(rgb, np.asarray(boxes, float) * scale)[0]
+
+
 def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> ScanResult:
     """Read a photo (path, bytes, `Photo` or RGB array) into corners, cards and a layout.
 
@@ -90,14 +100,12 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
     detected = time.perf_counter()
     # the layout counts unsure corners that look like the photo's sure ones of their rank;
     # the corners listed keep the detector's own scores
-    reader = getattr(detector, "read", None)  # the index readers, where the detector has them
     table = read_table(lift_lookalikes(corners, rgb, scale), (width, height),
                        min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
                        tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
                        ink=corner_ink(corners.boxes, lambda: (rgb, scale)),
-                       look=None if reader is None else
-                       (lambda boxes: reader(rgb, np.asarray(boxes, float) * scale)[0]))
+                       look=index_look(detector, rgb, scale))
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)
