@@ -2121,7 +2121,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
             for _ in range(SUPPORT_ROUNDS):
                 before = int(used.sum())
                 used[_supported_corners(cards, stacks, used, typical_h, corners.centers,
-                                        seen_geo.aspect, firm)] = True
+                                        seen_geo.aspect, firm, corners.boxes)] = True
                 used &= ~letters
                 if int(used.sum()) == before:
                     break
@@ -2296,7 +2296,8 @@ TABLE_STEP_FIT = 0.15
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
                        card_h: float, centres: np.ndarray | None = None,
                        aspect: float = CardGeometry.aspect,
-                       firm: np.ndarray | None = None) -> list[int]:
+                       firm: np.ndarray | None = None,
+                       boxes: np.ndarray | None = None) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
@@ -2309,16 +2310,17 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     places or on a held one, a false corner off the line. Where the sure cards form no
     straight line, a card on the chord of a fan's empty place (`_fills_a_gap`), or one
     next to a sure card yet off every sure card's spot (`_clear_place`, unless its rank
-    is a misread's), is taken too. An unsure corner that joins a sure corner's card is
-    taken as well: it is the card's other end (or a duplicate of the sure one). A stack
-    with fewer than two sure cards, or only sure wilds, may still be a line of its own
-    (`_line_of_their_own`).
-    No
-    unsure corner lying inside a sure whole card is taken (given `centres`, the corners'
-    centres): nothing shows through a card in full view, so it is print on that card (the
-    letters of a JOKER, a court figure), not a card one step past a column's front end
-    (a whole card with a sure corner of another on its face is a mistaken pair: ignored;
-    a corner of the whole card's own rank may be its real index, the pair a mistake).
+    is a misread's), is taken too, and so is one on the chord between two sure cards
+    whose index lies clear of the nearer one's, given `boxes` (the corners' boxes:
+    `_tight_place`, a row laid closer than `CLEAR_OF_SURE`). An unsure corner that joins
+    a sure corner's card is taken as well: it is the card's other end (or a duplicate of
+    the sure one). A stack with fewer than two sure cards, or only sure wilds, may still
+    be a line of its own (`_line_of_their_own`). No unsure corner lying inside a sure
+    whole card is taken (given `centres`, the corners' centres): nothing shows through a
+    card in full view, so it is print on that card (the letters of a JOKER, a court
+    figure), not a card one step past a column's front end (a whole card with a sure
+    corner of another on its face is a mistaken pair: ignored; a corner of the whole
+    card's own rank may be its real index, the pair a mistake).
     A fan whose sure cards lie far apart (most of its cards read unsurely) shows no chord
     to fill; a card on its arc, between its first and last sure card, is taken
     (`_on_fan_arc`).
@@ -2376,6 +2378,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                     or _fills_a_place(centre, near, angle, card_h, steps)
                     or _fills_a_gap(centre, pts, card_h)
                     or (_clear_place(centre, pts, card_h) and not _misread(card))
+                    or (boxes is not None and not _misread(card)
+                        and _tight_place(centre, pts, boxes[card.corner_ids[0]], card_h))
                     or (arc is not None and _on_fan_arc(centre, pts, arc, card_h))):
                 out.extend(card.corner_ids)
     return out
@@ -2668,6 +2672,45 @@ def _clear_place(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
     """
     nearest = float(np.linalg.norm(line - centre, axis=1).min())
     return CLEAR_OF_SURE * card_h <= nearest <= 0.5 * card_h
+
+
+# A row laid closer than `CLEAR_OF_SURE` (test 2799: four fives 0.10-0.17 card heights
+# apart, the middle two read at 0.28 and 0.2) shows each covered card's index beside the next
+# one's: an unsure card there is a card of its own when its index lies clear of the nearer sure
+# card's, at least this share of its own index's length along the way to it off (a detector's
+# second box on an index overlaps it) ...
+TIGHT_CLEAR = 0.8
+# ... on the chord between two sure cards of the line at most this many card heights apart,
+# within this share of a card height across it. The detector's corners: t4 deals 600 -> 601
+# (9719: a column of aces printing one top-right index), test and val the same; perfect
+# corners the same (docs/LAYOUT.md, session 55).
+TIGHT_CHORD = 1.2
+TIGHT_ACROSS = 0.05
+
+
+def _tight_place(centre: np.ndarray, line: np.ndarray, box: np.ndarray, card_h: float) -> bool:
+    """Whether a card at `centre`, its index in `box`, lies between two sure cards of `line`
+    with its index clear of the nearer one's (`TIGHT_CLEAR`, `TIGHT_CHORD`)."""
+    dist = np.linalg.norm(line - centre, axis=1)
+    k = int(np.argmin(dist))
+    if not 0.0 < dist[k] <= 0.5 * card_h:
+        return False
+    way = (centre - line[k]) / dist[k]
+    length = abs(way[0]) * (box[2] - box[0]) + abs(way[1]) * (box[3] - box[1])
+    if dist[k] < TIGHT_CLEAR * length:
+        return False
+    for a in range(len(line)):
+        for b in range(a + 1, len(line)):
+            chord = line[b] - line[a]
+            span = float(np.hypot(*chord))
+            if span > TIGHT_CHORD * card_h:
+                continue
+            rel = centre - line[a]
+            t = float(rel @ chord) / span ** 2
+            across = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / span
+            if 0.0 < t < 1.0 and across <= TIGHT_ACROSS * card_h:
+                return True
+    return False
 
 
 def _misread(card: CardReading) -> bool:

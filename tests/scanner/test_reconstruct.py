@@ -915,6 +915,34 @@ def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
     assert any(unsure in card.corner_ids for card in reading.cards)
 
 
+def test_an_unsure_card_in_a_row_laid_closer_than_a_step_is_a_card():
+    # a row of fives laid by hand a tenth to a fifth of a card apart: the second card's
+    # index, read unsurely, lies on no place of the sure cards' lattice and nearer the first
+    # card than a column's step, yet clear of the first card's index and between two sure
+    # cards on their line: a card of its own, not a second box on the first index
+    offsets = [0.0, 0.10, 0.30, 0.45]
+    table = [{"card": c, "x": 1000 + o * CARD_H, "y": 1900, "angle": 0.0}
+             for c, o in zip(["5C", "5D", "5H", "5S"], offsets, strict=True)]
+    table += column(["KH", "KS", "KD"], 2500, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    fives = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
+    second = int(fives[np.argsort(corners.centers[fives, 0])][1])
+    reading = read_table(_with_confidence(corners, second, 0.28), (W, H), min_confidence=0.4,
+                         supported_confidence=0.2)
+    assert team_melds(reading, 0) == [["5"] * 4, ["K"] * 3]
+    assert any(second in card.corner_ids for card in reading.cards)
+    # the same corner moved over the first card's index (30 px long, overlapped by 8 px) is
+    # that index's second box
+    boxes = corners.boxes.copy()
+    first = int(fives[np.argsort(corners.centers[fives, 0])][0])
+    boxes[second] = boxes[first] + [22, 0, 22, 0]
+    doubled = Corners(boxes, corners.class_ids, corners.confidence, corners.angle)
+    reading = read_table(_with_confidence(doubled, second, 0.28), (W, H), min_confidence=0.4,
+                         supported_confidence=0.2)
+    assert team_melds(reading, 0) == [["5"] * 3, ["K"] * 3]
+    assert all(first in card.corner_ids for card in reading.cards if second in card.corner_ids)
+
+
 def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
     # a squared-up canasta's top card lies alone, so no line of sure cards supports it;
     # its two indices, both read unsurely as queens, pair as one whole card
