@@ -2166,7 +2166,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
 
     Only the corners numbered in `used` take part; misreads inside a column are fixed.
     """
-    given = corners.centers.astype(float)
+    given, given_boxes = corners.centers.astype(float), corners.boxes
     corners = corners.select(used)
     keep_local, twins_local = _duplicates(corners)
     keep = used[keep_local]  # the caller's corner numbers
@@ -2229,7 +2229,7 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
         card.corner_spots = None  # (by the local numbers)
         ids = [int(keep[i]) for i in card.corner_ids]
         card.corner_ids = sorted(ids + [d for i in ids for d in twins.get(i, [])])
-    _fix_misreads(cards, stacks, given, typical_h)
+    _fix_misreads(cards, stacks, given, typical_h, given_boxes)
     return cards, stacks, typical_h, geo, stack_team
 
 
@@ -2866,7 +2866,7 @@ MISREAD_QUARTER = 60.0
 
 
 def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np.ndarray,
-                  card_h: float) -> None:
+                  card_h: float, boxes: np.ndarray | None = None) -> None:
     """Relabel a lone odd rank inside a column of another rank: almost always a misread.
 
     Melds lie apart, so a single natural (or a three, which is never in a meld) of rank
@@ -2878,8 +2878,9 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np
     are the corners' centres. A wild card is a card of its column as often as not, so it
     keeps its reading, but for a joker read with low confidence (below 0.6, where a card
     goes to the review list anyway) in a column of jacks or kings: the reader mistakes the
-    J and K of a jack's or king's index for the JOKER word's letters. It is noted for
-    review.
+    J and K of a jack's or king's index for the JOKER word's letters; not one whose box
+    (given `boxes`, the corners' boxes) is far narrower than the column's own indices
+    (`_narrow_joker`). It is noted for review.
 
     Why not every unsure wild: of the wilds this turned into their column's rank on the
     test split's detector corners, 10 of 12 were wilds (every 2, and jokers in columns of
@@ -2902,6 +2903,8 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np
                 continue
             if card.is_wild and not (card.rank == "JK" and rank in JOKER_LOOKALIKES):
                 continue
+            if card.is_wild and boxes is not None and _narrow_joker(cards, stack, i, rank, boxes):
+                continue  # a joker's word, not the column's index
             limit = 0.6 if card.is_wild else MISREAD_BELOW
             if not card.is_wild and card.rank_confidence > limit \
                     and _inside_its_line(cards, stack, i, rank, centres, card_h):
@@ -2912,6 +2915,27 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np
             card.rank = rank
             card.confidence *= 0.5
             _turn_to_its_line(cards, stack, i, rank, centres, card_h)
+
+
+# A joker read unsurely in a column of jacks or kings is their index misread, unless its
+# box's narrow side is at most this share of the column's indices' median (test 1179: a
+# kde-oxygen-white joker's word 5 px wide beside kings' indices 12-13 px wide, read a joker
+# at 0.57 where the kings' wilds begin, was counted a fifth king). The detector's corners:
+# test deals 226 -> 227, meld exact val 86.85 -> 86.90%, t4 86.82 -> 86.83%; 0.6 the same deal,
+# 0.9 a t4 deal fewer; perfect corners the same (docs/LAYOUT.md, session 55).
+NARROW_JOKER = 0.75
+
+
+def _narrow_joker(cards: list[CardReading], stack: list[int], i: int, rank: str,
+                  boxes: np.ndarray) -> bool:
+    """Whether card `i`'s index boxes are far narrower than those of its stack's cards of
+    `rank` (`NARROW_JOKER`)."""
+    narrow = np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    theirs = [m for j in stack if cards[j].rank == rank for m in cards[j].corner_ids]
+    if not cards[i].corner_ids or not theirs:
+        return False
+    mine = float(narrow[cards[i].corner_ids].min())
+    return mine <= NARROW_JOKER * float(np.median(narrow[theirs]))
 
 
 def _line_angle(cards: list[CardReading], stack: list[int], i: int, rank: str) -> float:

@@ -1763,6 +1763,15 @@ def test_an_unsure_wild_in_a_column_keeps_its_rank_but_a_joker_among_jacks():
                                  rank_conf), (W, H))
     assert team_melds(reading, 0) == [["J"] * 6 + ["2"]]
     assert sum("read as JK in a column of J" in r["message"] for r in reading.review) == 1
+    # ... unless its box is far narrower than the jacks' indices: a joker's word printed
+    # down a thin strip (test 1179, kde-oxygen-white), which no jack's index is
+    joker = int(np.flatnonzero(corners.class_ids == CLASS_ID["JK"])[0])
+    boxes = corners.boxes.copy()
+    middle = boxes[joker, [0, 2]].mean()
+    boxes[joker, [0, 2]] = middle - 6, middle + 6  # 12 of the jacks' 30 px
+    reading = read_table(Corners(boxes, class_ids, corners.confidence, corners.angle,
+                                 rank_conf), (W, H))
+    assert team_melds(reading, 0) == [["J"] * 5 + ["2", "JK"]]
 
 
 def test_an_unsure_column_at_its_own_angle_beside_another_is_a_meld_of_its_own():
