@@ -943,6 +943,27 @@ def test_an_unsure_card_in_a_row_laid_closer_than_a_step_is_a_card():
     assert all(first in card.corner_ids for card in reading.cards if second in card.corner_ids)
 
 
+def test_an_unsure_wild_read_sideways_on_a_column_is_not_a_card_of_it():
+    # test 1419: the figure on a jack's strip in a column read as a 2 turned 88 degrees, at
+    # 0.21: a column's cards lie along it, so print read a quarter turned off the column is
+    # no index of it, and the jacks keep their one wild
+    table = column(["JH", "JS", "JD", "JC", "JS", "2S"], 1000, 1500) + column(
+        ["KH", "KS", "KD"], 2500, 1500)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    jacks = np.flatnonzero(corners.class_ids == CLASS_ID["J"])
+    second = jacks[np.argsort(corners.centers[jacks, 1])][1]
+    box = corners.boxes[second] + [80, 0, 80, 0]  # on the second jack's strip
+
+    def read_with(angle: float):
+        with_2 = Corners(np.vstack([corners.boxes, box]), np.r_[corners.class_ids, CLASS_ID["2"]],
+                         np.r_[corners.confidence, 0.21], np.r_[corners.angle, angle],
+                         np.r_[np.ones(len(corners)), 0.4])
+        return read_table(with_2, (W, H), min_confidence=0.4, supported_confidence=0.2)
+
+    assert team_melds(read_with(88.0), 0) == [["J"] * 5 + ["2"], ["K"] * 3]
+    assert team_melds(read_with(268.0), 0) == [["J"] * 5 + ["2"], ["K"] * 3]
+
+
 def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
     # a squared-up canasta's top card lies alone, so no line of sure cards supports it;
     # its two indices, both read unsurely as queens, pair as one whole card
