@@ -68,6 +68,7 @@ from datasets.groundtruth import (
 )
 from scanner.corners import Corners
 from scanner.reconstruct import (
+    LAYOUT_FAINT_CONFIDENCE,
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
     LAYOUT_TILTED_CONFIDENCE,
@@ -341,12 +342,14 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
         ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None,
-        lookalikes: bool = True, look: bool = True) -> dict:
+        lookalikes: bool = True, look: bool = True, faint_gate: float | None = None) -> dict:
     rng = np.random.default_rng(seed)
-    # what scan_photo asks the detector for: the layout's floor
+    # the layout's floor (the lookalikes' too) ...
     scan_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
-    if detect_floor is None:
-        detect_floor = scan_floor
+    if supported_gate is None:
+        faint_gate = None  # (faint corners count only beside supported ones)
+    if detect_floor is None:  # ... and what scan_photo asks the detector for
+        detect_floor = scan_floor if faint_gate is None else min(scan_floor, faint_gate)
     detector = None
     cache = None
     if source == "detector":
@@ -378,7 +381,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
                  "tilted_confidence": tilted_gate,
                  "ink": (_ink(photo, corners, turn, seat)
                          if ink and photo is not None else None),
-                 "look": _look(view, detector) if view is not None and look else None}
+                 "look": _look(view, detector) if view is not None and look else None,
+                 "faint_confidence": faint_gate}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)
@@ -478,6 +482,11 @@ def main(argv: list[str] | None = None) -> int:
                              "tilted (from a seat) where lower than the layout gate "
                              "(default: scan's LAYOUT_TILTED_CONFIDENCE for detector corners; "
                              "a value at or over the layout gate turns it off)")
+    parser.add_argument("--faint-gate", type=float, default=None,
+                        help="read_table(faint_confidence=): corners from it up to the "
+                             "supported gate are used where they take an empty place of a line "
+                             "of their rank (default: scan's LAYOUT_FAINT_CONFIDENCE for "
+                             "detector corners; 1 turns it off)")
     parser.add_argument("--detect-floor", type=float, default=None,
                         help="ask the detector for corners down to this confidence (default: "
                              "the lower of the two gates, as scan does; set it low once to "
@@ -516,10 +525,13 @@ def main(argv: list[str] | None = None) -> int:
             supported = args.supported_gate
         if args.tilted_gate is not None:
             tilted = args.tilted_gate
+        faint = LAYOUT_FAINT_CONFIDENCE if source == "detector" else None
+        if args.faint_gate is not None:
+            faint = args.faint_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
                      bool(args.ink), args.keystone, tilted, bool(args.lookalikes),
-                     bool(args.look))
+                     bool(args.look), faint)
         print(json.dumps(result))
     return 0
 

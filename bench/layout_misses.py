@@ -54,6 +54,7 @@ from scanner.classes import INDEX_CLASSES
 from scanner.corners import Corners
 from scanner.detector import box_iou
 from scanner.reconstruct import (
+    LAYOUT_FAINT_CONFIDENCE,
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
     TableReading,
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument("--corners-cache", type=Path)
-    parser.add_argument("--detect-floor", type=float, default=LAYOUT_SUPPORTED_CONFIDENCE)
+    parser.add_argument("--detect-floor", type=float, default=LAYOUT_FAINT_CONFIDENCE)
     parser.add_argument("--source", choices=("detector", "gt"), default="detector",
                         help="gt: the scenes' own corners (what the layout step itself loses)")
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -165,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         gate, supported, tilted = default_gates(args.source)
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted,
-                             look=None if view is None else _look(view, detector))
+                             look=None if view is None else _look(view, detector),
+                             faint_confidence=None if supported is None
+                             else LAYOUT_FAINT_CONFIDENCE)
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

@@ -126,7 +126,8 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat),
-                             look=_look(view, detector))
+                             look=_look(view, detector),
+                             faint_confidence=reconstruct.LAYOUT_FAINT_CONFIDENCE)
         truth = true_melds(scene)
         reviewed = {(it.get("team"), it.get("meld")) for it in reading.review
                     if it["kind"] in REVIEWED}

@@ -19,6 +19,7 @@ from scanner.corners import Corners
 from scanner.ink import corner_ink
 from scanner.likeness import lift_lookalikes
 from scanner.reconstruct import (
+    LAYOUT_FAINT_CONFIDENCE,
     LAYOUT_MIN_CONFIDENCE,
     LAYOUT_SUPPORTED_CONFIDENCE,
     LAYOUT_TILTED_CONFIDENCE,
@@ -88,24 +89,27 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
         rgb = src
         if rgb.ndim != 3 or rgb.shape[2] != 3:
             raise ValueError(f"expected an (H,W,3) RGB image, got shape {rgb.shape}")
-        corners = detector.detect(rgb, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
+        corners = detector.detect(rgb, min_confidence=LAYOUT_FAINT_CONFIDENCE)
         height, width = rgb.shape[:2]
         scale = 1.0
     else:
         from scanner.detector import detect_corners
-        # down to the layout's floor: unsure corners count where a line of cards wants them
-        corners, photo = detect_corners(src, detector, min_confidence=LAYOUT_SUPPORTED_CONFIDENCE)
+        # down to the layout's faint floor: unsure corners count where a line of cards wants
+        # them
+        corners, photo = detect_corners(src, detector, min_confidence=LAYOUT_FAINT_CONFIDENCE)
         width, height = photo.size
         rgb, scale = photo.rgb, photo.scale
     detected = time.perf_counter()
     # the layout counts unsure corners that look like the photo's sure ones of their rank;
     # the corners listed keep the detector's own scores
-    table = read_table(lift_lookalikes(corners, rgb, scale), (width, height),
+    table = read_table(lift_lookalikes(corners, rgb, scale, floor=LAYOUT_SUPPORTED_CONFIDENCE),
+                       (width, height),
                        min_confidence=LAYOUT_MIN_CONFIDENCE,
                        supported_confidence=LAYOUT_SUPPORTED_CONFIDENCE,
                        tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
                        ink=corner_ink(corners.boxes, lambda: (rgb, scale)),
-                       look=index_look(detector, rgb, scale))
+                       look=index_look(detector, rgb, scale),
+                       faint_confidence=LAYOUT_FAINT_CONFIDENCE)
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)

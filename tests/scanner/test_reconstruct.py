@@ -964,6 +964,36 @@ def test_an_unsure_wild_read_sideways_on_a_column_is_not_a_card_of_it():
     assert team_melds(read_with(268.0), 0) == [["J"] * 5 + ["2"], ["K"] * 3]
 
 
+def test_a_faint_corner_on_an_empty_place_of_its_column_is_a_card():
+    # test 1899: a column of fours, one read at 0.16 (under the supported floor) on its
+    # place: from the faint floor up, a corner of the line's own rank on an empty place of
+    # its lattice (here the column's first) is a card; off the lattice, or read as another
+    # rank, it is not
+    table = column(["4H", "4S", "4D", "4C", "4H"], 1000, 1500) + column(
+        ["KH", "KS", "KD"], 2500, 1500 + 0.22 * CARD_H)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    fours = np.flatnonzero(corners.class_ids == CLASS_ID["4"])
+    first = int(fours[np.argsort(corners.centers[fours, 1])][0])
+    faint = _with_confidence(corners, first, 0.12)
+
+    def fours_read(c: Corners, floor: float | None = 0.08) -> list[list[str]]:
+        reading = read_table(c, (W, H), min_confidence=0.4, supported_confidence=0.2,
+                             faint_confidence=floor)
+        assert ["K"] * 3 in team_melds(reading, 0)
+        return [m for m in team_melds(reading, 0) if m[0] != "K"]
+
+    assert fours_read(faint) == [["4"] * 5]
+    assert fours_read(faint, None) == [["4"] * 4]  # no faint floor: under the floor, unused
+    assert fours_read(_with_confidence(corners, first, 0.06)) == [["4"] * 4]
+    ids = corners.class_ids.copy()
+    ids[first] = CLASS_ID["10"]  # a faint ten before the fours: another rank's, or print
+    assert fours_read(Corners(corners.boxes, ids, faint.confidence, corners.angle)) == [["4"] * 4]
+    boxes = corners.boxes.copy()
+    boxes[first] += [0, 30, 0, 30]  # half a step off its place: a second box, or print
+    assert fours_read(Corners(boxes, corners.class_ids, faint.confidence, corners.angle)) == [
+        ["4"] * 4]
+
+
 def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
     # a squared-up canasta's top card lies alone, so no line of sure cards supports it;
     # its two indices, both read unsurely as queens, pair as one whole card

@@ -12,7 +12,7 @@ import pytest
 from datasets.groundtruth import GroundTruthDetector, scene_readable, small_two_team_table
 from scanner.corners import Corners
 from scanner.overlay import draw_overlay
-from scanner.reconstruct import LAYOUT_SUPPORTED_CONFIDENCE
+from scanner.reconstruct import LAYOUT_FAINT_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE
 from scanner.scan import scan_photo
 
 W, H = 800, 600
@@ -166,9 +166,11 @@ def test_scan_uses_an_unsure_corner_where_its_column_has_a_place_for_it():
     assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
 
 
-def test_scan_asks_the_detector_for_corners_under_its_gate():
+@pytest.mark.parametrize("score", [0.27, 0.12])
+def test_scan_asks_the_detector_for_corners_under_its_gate(score):
     """A detector reports corners from its own gate (0.3) up; the scan asks for the layout's
-    floor, so a king read at 0.27 still fills its place in the column."""
+    faint floor, so a king read at 0.27 (or, faint, at 0.12) still fills its place in the
+    column."""
 
     class GatedDetector:
         gate = 0.3
@@ -180,16 +182,17 @@ def test_scan_asks_the_detector_for_corners_under_its_gate():
             kings = np.flatnonzero(np.array(corners.ranks) == "K")
             top = kings[np.argmin(corners.centers[kings, 1])]
             confidence = corners.confidence.copy()
-            confidence[top] = 0.27
+            confidence[top] = score
             corners = Corners(corners.boxes, corners.class_ids, confidence, corners.angle)
             gate = self.gate if min_confidence is None else min_confidence
             return corners.select(corners.confidence >= gate)
 
     detector = GatedDetector()
     result = scan_photo(np.zeros((H, W, 3), np.uint8), detector=detector)
-    assert detector.asked == [LAYOUT_SUPPORTED_CONFIDENCE] and LAYOUT_SUPPORTED_CONFIDENCE < 0.3
+    assert detector.asked == [LAYOUT_FAINT_CONFIDENCE]
+    assert LAYOUT_FAINT_CONFIDENCE < LAYOUT_SUPPORTED_CONFIDENCE < 0.3
     assert result.to_json()["layout"]["teams"][0]["melds"] == [["K", "K", "K", "2"]]
-    assert any(abs(c["confidence"] - 0.27) < 1e-6 for c in result.to_json()["corners"])
+    assert any(abs(c["confidence"] - score) < 1e-6 for c in result.to_json()["corners"])
 
 
 @pytest.mark.parametrize("ink, naturals, wilds", [((200, 20, 30), 7, []),
@@ -237,8 +240,8 @@ def test_scan_reads_the_table_from_the_lookalike_lifted_corners(monkeypatch):
     rgb = np.zeros((H, W, 3), np.uint8)
     seen = {}
 
-    def lift(corners, pixels, scale):
-        seen.update(pixels=pixels, scale=scale, n=len(corners))
+    def lift(corners, pixels, scale, floor=0.0):
+        seen.update(pixels=pixels, scale=scale, n=len(corners), floor=floor)
         return Corners(corners.boxes, corners.class_ids, np.full(len(corners), 0.5),
                        corners.angle, corners.rank_confidence)
 
@@ -252,6 +255,8 @@ def test_scan_reads_the_table_from_the_lookalike_lifted_corners(monkeypatch):
     monkeypatch.setattr(scan_module, "read_table", read_table)
     result = scan_photo(rgb, detector=GroundTruthDetector(small_two_team_table(W, H)))
     assert seen["pixels"] is rgb and seen["scale"] == 1.0 and seen["n"] == len(result.corners)
+    # lifted from the supported floor, not from the faint corners under it
+    assert seen["floor"] == LAYOUT_SUPPORTED_CONFIDENCE
     assert np.all(seen["layout_confidence"] == 0.5)
     assert not np.all(result.corners.confidence == 0.5)  # the detector's own scores
 
