@@ -2561,7 +2561,7 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
         if np.abs(across - np.polyval(fit, along)).max() > 0.12 * card_h:
             continue
         gaps = np.diff(np.sort(along))
-        step = _line_step(along)
+        step = _line_step(along, by_hand=False)
         if gaps.min() < 0.5 * step or not 0.12 * card_h <= step <= 0.7 * card_h:
             continue
         m = gaps / step
@@ -2625,9 +2625,27 @@ def _line_axes(angle: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     return (-up[0], right[0]), (right[0], -up[0])
 
 
-def _line_step(along: np.ndarray) -> float:
-    """A line's regular step: the median of its smaller gaps (a gap may hide a card)."""
+# A line laid by hand has its gaps of one step within this ratio of its smallest (a gap hiding
+# a card is two steps). A line's step was the median of its gaps but the largest (of two gaps,
+# the smaller): a row of three sure tens 26 and 33 px apart took 26 px for its step, and the
+# unsure first ten 34 px before them lay 1.3 steps off, past the line (t4 10989). The median of
+# the single gaps (but for a line of unsure cards alone, `_line_of_their_own`, which must show
+# a steady step: three unsure sevens 0.25 and 0.37 card heights apart are no line): the
+# detector's corners, test deals 229 -> 230, t4 601 -> 603, val 213 (meld exact 88.78 ->
+# 88.83%, 86.92 -> 86.99%, 87.00%); 1.7 the same, 1.35 two deals fewer; the lines of unsure
+# cards alone by it too, a t4 deal more (7099); perfect corners the same (docs/LAYOUT.md,
+# session 55).
+SINGLE_GAP = 1.5
+
+
+def _line_step(along: np.ndarray, by_hand: bool = True) -> float:
+    """A line's regular step: the median of its single gaps, those up to `SINGLE_GAP`
+    times its smallest (a longer gap may hide a card). Not `by_hand` (a line of unsure
+    cards alone, which must show a steady step to stand): the median of its gaps but the
+    largest, of two gaps the smaller."""
     gaps = np.diff(np.sort(along))
+    if by_hand:
+        return float(np.median(gaps[gaps <= SINGLE_GAP * gaps.min()]))
     return float(np.median(np.sort(gaps)[: max(1, len(gaps) - 1)])
                  if len(gaps) >= 3 else gaps.min())
 

@@ -994,6 +994,22 @@ def test_a_faint_corner_on_an_empty_place_of_its_column_is_a_card():
         ["4"] * 4]
 
 
+def test_an_unsure_first_card_of_an_unevenly_laid_row_takes_its_place():
+    # t4 10989: a row of tens laid by hand, its sure cards 0.12 and 0.155 card heights apart,
+    # the unsure first ten 0.16 before them: one step of the row (the mean of its single
+    # gaps), not 1.3 of its smallest gap
+    offsets = [0.0, 0.16, 0.28, 0.435]
+    table = [{"card": c, "x": 1000 + o * CARD_H, "y": 1900, "angle": 0.0}
+             for c, o in zip(["10C", "10D", "10H", "10S"], offsets, strict=True)]
+    table += column(["KH", "KS", "KD"], 2500, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    tens = np.flatnonzero(corners.class_ids == CLASS_ID["10"])
+    first = int(tens[np.argsort(corners.centers[tens, 0])][0])
+    reading = read_table(_with_confidence(corners, first, 0.3), (W, H), min_confidence=0.4,
+                         supported_confidence=0.2)
+    assert team_melds(reading, 0) == [["10"] * 4, ["K"] * 3]
+
+
 def test_a_whole_card_shown_by_two_unsure_corners_of_its_rank_is_a_card():
     # a squared-up canasta's top card lies alone, so no line of sure cards supports it;
     # its two indices, both read unsurely as queens, pair as one whole card
