@@ -915,18 +915,24 @@ def test_an_unsure_card_in_a_place_of_a_fan_is_a_card(spread, which):
     assert any(unsure in card.corner_ids for card in reading.cards)
 
 
+def _row_by_hand(cards: list[str], offsets: list[float]) -> tuple[Corners, np.ndarray]:
+    """A row of `cards` laid by hand at `offsets` (card heights) left to right, beside a
+    column of three kings: the corners, and the row's corners of its rank left to right."""
+    table = [{"card": c, "x": 1000 + o * CARD_H, "y": 1900, "angle": 0.0}
+             for c, o in zip(cards, offsets, strict=True)]
+    table += column(["KH", "KS", "KD"], 2500, 1900)
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    ids = np.flatnonzero(corners.class_ids == CLASS_ID[cards[0][:-1]])
+    return corners, ids[np.argsort(corners.centers[ids, 0])]
+
+
 def test_an_unsure_card_in_a_row_laid_closer_than_a_step_is_a_card():
     # a row of fives laid by hand a tenth to a fifth of a card apart: the second card's
     # index, read unsurely, lies on no place of the sure cards' lattice and nearer the first
     # card than a column's step, yet clear of the first card's index and between two sure
     # cards on their line: a card of its own, not a second box on the first index
-    offsets = [0.0, 0.10, 0.30, 0.45]
-    table = [{"card": c, "x": 1000 + o * CARD_H, "y": 1900, "angle": 0.0}
-             for c, o in zip(["5C", "5D", "5H", "5S"], offsets, strict=True)]
-    table += column(["KH", "KS", "KD"], 2500, 1900)
-    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    fives = np.flatnonzero(corners.class_ids == CLASS_ID["5"])
-    second = int(fives[np.argsort(corners.centers[fives, 0])][1])
+    corners, fives = _row_by_hand(["5C", "5D", "5H", "5S"], [0.0, 0.10, 0.30, 0.45])
+    first, second = int(fives[0]), int(fives[1])
     reading = read_table(_with_confidence(corners, second, 0.28), (W, H), min_confidence=0.4,
                          supported_confidence=0.2)
     assert team_melds(reading, 0) == [["5"] * 4, ["K"] * 3]
@@ -934,7 +940,6 @@ def test_an_unsure_card_in_a_row_laid_closer_than_a_step_is_a_card():
     # the same corner moved over the first card's index (30 px long, overlapped by 8 px) is
     # that index's second box
     boxes = corners.boxes.copy()
-    first = int(fives[np.argsort(corners.centers[fives, 0])][0])
     boxes[second] = boxes[first] + [22, 0, 22, 0]
     doubled = Corners(boxes, corners.class_ids, corners.confidence, corners.angle)
     reading = read_table(_with_confidence(doubled, second, 0.28), (W, H), min_confidence=0.4,
@@ -998,13 +1003,8 @@ def test_an_unsure_first_card_of_an_unevenly_laid_row_takes_its_place():
     # t4 10989: a row of tens laid by hand, its sure cards 0.12 and 0.155 card heights apart,
     # the unsure first ten 0.16 before them: one step of the row (the mean of its single
     # gaps), not 1.3 of its smallest gap
-    offsets = [0.0, 0.16, 0.28, 0.435]
-    table = [{"card": c, "x": 1000 + o * CARD_H, "y": 1900, "angle": 0.0}
-             for c, o in zip(["10C", "10D", "10H", "10S"], offsets, strict=True)]
-    table += column(["KH", "KS", "KD"], 2500, 1900)
-    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
-    tens = np.flatnonzero(corners.class_ids == CLASS_ID["10"])
-    first = int(tens[np.argsort(corners.centers[tens, 0])][0])
+    corners, tens = _row_by_hand(["10C", "10D", "10H", "10S"], [0.0, 0.16, 0.28, 0.435])
+    first = int(tens[0])
     reading = read_table(_with_confidence(corners, first, 0.3), (W, H), min_confidence=0.4,
                          supported_confidence=0.2)
     assert team_melds(reading, 0) == [["10"] * 4, ["K"] * 3]
