@@ -2369,10 +2369,10 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     card's own rank may be its real index, the pair a mistake). Nor is one read
     `MISREAD_QUARTER` degrees or more off the direction of the line's nearest sure card
     (upside down is on it; a fan turns along its cards): a line's cards lie along it, and
-    print on a card's face read sideways is no index (test
-    1419: a jack's figure read as a 2 turned 88 degrees, 0.21, became a second wild of the
-    jacks; test deals 227 -> 228, val, t4, perfect corners and photos from a seat the same;
-    45 degrees a t4 meld fewer; docs/LAYOUT.md, session 55).
+    print on a card's face read sideways is no index (test 1419: a jack's figure read as a
+    2 turned 88 degrees, 0.21, became a second wild of the jacks; test deals 227 -> 228,
+    val, t4, perfect corners and photos from a seat the same; 45 degrees a t4 meld fewer;
+    docs/LAYOUT.md, session 55).
     A fan whose sure cards lie far apart (most of its cards read unsurely) shows no chord
     to fill; a card on its arc, between its first and last sure card, is taken
     (`_on_fan_arc`).
@@ -2432,17 +2432,16 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             # the whole line, else its four cards nearest the card (a stack may join a
             # column to a neighbour, or bend)
             near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
+            on_place = (_fills_a_place(centre, pts, angle, card_h, steps)
+                        or _fills_a_place(centre, near, angle, card_h, steps))
             if faint is not None:
-                if card.rank == rank and not _misread(card) and (
-                        _fills_a_place(centre, pts, angle, card_h, steps)
-                        or _fills_a_place(centre, near, angle, card_h, steps)):
+                if on_place and card.rank == rank and not _misread(card):
                     out.extend(card.corner_ids)
                 continue
             nearest = line[int(np.argmin(np.linalg.norm(pts - centre, axis=1)))]
             if _axis_diff(card.angle, cards[nearest].angle) >= MISREAD_QUARTER:
                 continue  # print on a card's face read sideways, not an index of the line
-            if (_fills_a_place(centre, pts, angle, card_h, steps)
-                    or _fills_a_place(centre, near, angle, card_h, steps)
+            if (on_place
                     or _fills_a_gap(centre, pts, card_h)
                     or (_clear_place(centre, pts, card_h) and not _misread(card))
                     or (boxes is not None and not _misread(card)
