@@ -2366,13 +2366,17 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     card in full view, so it is print on that card (the letters of a JOKER, a court
     figure), not a card one step past a column's front end (a whole card with a sure
     corner of another on its face is a mistaken pair: ignored; a corner of the whole
-    card's own rank may be its real index, the pair a mistake). Nor is one read
-    `MISREAD_QUARTER` degrees or more off the direction of the line's nearest sure card
-    (upside down is on it; a fan turns along its cards): a line's cards lie along it, and
-    print on a card's face read sideways is no index (test 1419: a jack's figure read as a
-    2 turned 88 degrees, 0.21, became a second wild of the jacks; test deals 227 -> 228,
-    val, t4, perfect corners and photos from a seat the same; 45 degrees a t4 meld fewer;
-    docs/LAYOUT.md, session 55).
+    card's own rank may be its real index, the pair a mistake). A wild read surely
+    (`SURE_READING`) is the exception: it is the wild laid on the natural's middle, which
+    leaves the natural's far index showing (t4 8249: a joker at 0.25, read 1.00, over a
+    queen whose bottom index showed; t4 deals 603 -> 604, test, val, perfect corners and
+    photos from a seat the same, and the same for a sure reading of any rank; session 55).
+    Nor is one read `MISREAD_QUARTER` degrees or more off the direction of the line's
+    nearest sure card (upside down is on it; a fan turns along its cards): a line's cards
+    lie along it, and print on a card's face read sideways is no index (test 1419: a jack's
+    figure read as a 2 turned 88 degrees, 0.21, became a second wild of the jacks; test
+    deals 227 -> 228, val, t4, perfect corners and photos from a seat the same; 45 degrees
+    a t4 meld fewer; docs/LAYOUT.md, session 55).
     A fan whose sure cards lie far apart (most of its cards read unsurely) shows no chord
     to fill; a card on its arc, between its first and last sure card, is taken
     (`_on_fan_arc`).
@@ -2425,8 +2429,9 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                 continue
             if later_round and _misread(card):
                 continue  # a place a taken card opened is for a card read as its rank
-            if any(_inside_card(centres[card.corner_ids], w, card_h, aspect).any()
-                   for w in whole if w.rank != card.rank):
+            laid_on = card.is_wild and card.rank_confidence >= SURE_READING
+            if not laid_on and any(_inside_card(centres[card.corner_ids], w, card_h, aspect).any()
+                                   for w in whole if w.rank != card.rank):
                 continue
             centre = np.asarray(card.center)
             # the whole line, else its four cards nearest the card (a stack may join a

@@ -1057,6 +1057,26 @@ def test_a_meld_of_three_read_unsurely_with_one_card_missed_stands_by_itself():
     assert any(r["kind"] == "meld_check" and "(7)" in r["message"] for r in reading.review)
 
 
+@pytest.mark.parametrize("reading, taken", [(1.0, True), (0.6, False)])
+def test_a_surely_read_wild_on_a_whole_looking_natural_is_laid_on_it(reading, taken):
+    # t4 8249: a joker laid at a column's end over a queen's middle, the queen's far index
+    # still showing (so she looks whole), the joker's own index scored 0.25 but read 1.00:
+    # the wild laid on her, not print on her face; read unsurely, it stays out
+    table = column(["QH", "QS", "QC", "QD", "JK"], 1000, 1500) + column(
+        ["KH", "KS", "KD"], 2500, 1500)
+    scene = scene_from_placements(table, W, H)
+    for index in scene["cards"][3]["indices"]:
+        index["visible"] = 1.0  # the last queen's far index shows past the joker
+    for index in scene["cards"][4]["indices"]:
+        index["visible"] = float(index["corner"] == "tl")  # the joker's other end unseen
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    joker = corners.class_ids == CLASS_ID["JK"]
+    unsure = Corners(corners.boxes, corners.class_ids, np.where(joker, 0.25, corners.confidence),
+                     corners.angle, np.where(joker, reading, 1.0))
+    layout = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2)
+    assert team_melds(layout, 0) == [["Q"] * 4 + ["JK"] * taken, ["K"] * 3]
+
+
 def test_an_unsure_corner_on_a_whole_card_s_face_is_not_a_card():
     # one step past a column's front end lies the face of its whole top card: an unsure
     # corner there (the detector reading a JOKER's letter as an ace) is print, not a card
