@@ -2180,7 +2180,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
 def _faint_on_places(corners: Corners, used: np.ndarray, letters: np.ndarray, faint: float,
                      floor: float, image_size: tuple[int, int], geo: CardGeometry) -> list[int]:
     """Corners from `faint` up to `floor` that take an empty place of a column or row of
-    `used` cards of their rank (`_supported_corners` given them as `faint`).
+    `used` cards of their rank (`_supported_corners`, `places_only`): they are read with
+    the used ones, and every card not held by a used corner is seen by faint ones alone.
 
     Only those of the rank of the used corner nearest them are read with the used ones (a
     faint misread of another rank inside a column would split it or pair with its cards).
@@ -2195,12 +2196,10 @@ def _faint_on_places(corners: Corners, used: np.ndarray, letters: np.ndarray, fa
     ids = ids[corners.class_ids[ids] == corners.class_ids[held[nearest]]]
     if not len(ids):
         return []
-    mask = np.zeros(len(corners), bool)
-    mask[ids] = True
-    cards, stacks, card_h, seen_geo, _ = _read_cards(corners, np.flatnonzero(used | mask),
+    cards, stacks, card_h, seen_geo, _ = _read_cards(corners, np.union1d(held, ids),
                                                      image_size, geo)
     return _supported_corners(cards, stacks, used, card_h, corners.centers, seen_geo.aspect,
-                              used, corners.boxes, faint=mask)
+                              used, corners.boxes, places_only=True)
 
 
 def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
@@ -2343,7 +2342,7 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
                        aspect: float = CardGeometry.aspect,
                        firm: np.ndarray | None = None,
                        boxes: np.ndarray | None = None,
-                       faint: np.ndarray | None = None) -> list[int]:
+                       places_only: bool = False) -> list[int]:
     """Unsure corners the sure ones support: of a sure corner's card, or on a line's place.
 
     A column or row is laid with one step, so its sure cards (those with a corner of
@@ -2383,9 +2382,10 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     `firm` (default `sure`) are the corners sure in their own right: only their cards
     bring their other corners along (a corner taken in an earlier round places the next
     card of its line, but a second box paired into its card stays out).
-    Given `faint` (corners scored under the supported floor), only cards seen by those
-    alone are looked at, and taken only on an empty place of their line's lattice
-    (`_fills_a_place`), read as the line's rank itself (no misread, no wild).
+    `places_only` (the corners not `sure` are faint ones, scored under the supported
+    floor): an unsure card is taken only on an empty place of its line's lattice
+    (`_fills_a_place`), read as the line's rank itself (no misread, no wild); no other
+    rule applies, and a sure card brings no other end along.
     Returns the corners (caller's numbers) of the supported cards.
     """
     later_round = firm is not None and bool((sure & ~firm).any())
@@ -2405,13 +2405,11 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         unsure = [i for i in stack if i not in held and cards[i].corner_ids]
         # an unsure index of a card a sure one shows: without it, the sure bottom index
         # of a whole card may pair with the covered card's top index a step up
-        if faint is not None:
-            unsure = [i for i in unsure if faint[cards[i].corner_ids].all()]
-        else:
+        if not places_only:
             out.extend(m for i in held if any(firm[m] for m in cards[i].corner_ids)
                        for m in cards[i].corner_ids if not sure[m])
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
-        if unsure and (len(held) < 2 or not ranks) and faint is None:
+        if unsure and (len(held) < 2 or not ranks) and not places_only:
             # (sure wild cards alone do not say the line's rank)
             out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect,
                                           SELF_LINE_MIN if held else SELF_LINE_MIN_ALONE))
@@ -2436,15 +2434,15 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
             centre = np.asarray(card.center)
             # the whole line, else its four cards nearest the card (a stack may join a
             # column to a neighbour, or bend)
-            near = pts[np.argsort(np.linalg.norm(pts - centre, axis=1))[:4]]
+            by_distance = np.argsort(np.linalg.norm(pts - centre, axis=1))
+            near = pts[by_distance[:4]]
             on_place = (_fills_a_place(centre, pts, angle, card_h, steps)
                         or _fills_a_place(centre, near, angle, card_h, steps))
-            if faint is not None:
+            if places_only:
                 if on_place and card.rank == rank and not _misread(card):
                     out.extend(card.corner_ids)
                 continue
-            nearest = line[int(np.argmin(np.linalg.norm(pts - centre, axis=1)))]
-            if _axis_diff(card.angle, cards[nearest].angle) >= MISREAD_QUARTER:
+            if _axis_diff(card.angle, cards[line[by_distance[0]]].angle) >= MISREAD_QUARTER:
                 continue  # print on a card's face read sideways, not an index of the line
             if (on_place
                     or _fills_a_gap(centre, pts, card_h)
@@ -2713,6 +2711,15 @@ def _fills_a_place(centre: np.ndarray, line: np.ndarray, angle: float, card_h: f
     return False
 
 
+def _along_chord(point: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[float, float]:
+    """Where `point` lies along the chord from `start` to `end` (0 at start, 1 at end),
+    and how far off it (pixels)."""
+    chord, rel = end - start, point - start
+    length = float(np.hypot(*chord))
+    return (float(rel @ chord) / length ** 2,
+            abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / length)
+
+
 def _fills_a_gap(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
     """Whether a card at `centre` takes an empty place between two cards of a fan or line.
 
@@ -2734,14 +2741,11 @@ def _fills_a_gap(centre: np.ndarray, line: np.ndarray, card_h: float) -> bool:
         return False  # a place already held
     for a in range(len(line)):
         for b in range(a + 1, len(line)):
-            chord = line[b] - line[a]
-            length = float(np.hypot(*chord))
+            length = float(np.hypot(*(line[b] - line[a])))
             m = round(length / step)
             if m < 2 or m > 3 or abs(length / m - step) > 0.15 * step:
                 continue
-            t = float((centre - line[a]) @ chord) / length ** 2
-            rel = centre - line[a]
-            off = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / length
+            t, off = _along_chord(centre, line[a], line[b])
             place = t * m
             if off <= 0.12 * card_h and 0.75 <= place <= m - 0.75 \
                     and abs(place - round(place)) <= 0.25:
@@ -2790,13 +2794,9 @@ def _tight_place(centre: np.ndarray, line: np.ndarray, box: np.ndarray, card_h: 
         return False
     for a in range(len(line)):
         for b in range(a + 1, len(line)):
-            chord = line[b] - line[a]
-            span = float(np.hypot(*chord))
-            if span > TIGHT_CHORD * card_h:
+            if np.hypot(*(line[b] - line[a])) > TIGHT_CHORD * card_h:
                 continue
-            rel = centre - line[a]
-            t = float(rel @ chord) / span ** 2
-            across = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / span
+            t, across = _along_chord(centre, line[a], line[b])
             if 0.0 < t < 1.0 and across <= TIGHT_ACROSS * card_h:
                 return True
     return False
