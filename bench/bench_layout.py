@@ -198,13 +198,14 @@ def deal_scores(layout: dict) -> tuple[int, ...] | None:
     return tuple(t["deal_score"] for t in result["teams"])
 
 
-def default_gates(source: str) -> tuple[float, float | None, float | None]:
-    """`read_table`'s (min_confidence, supported_confidence, tilted_confidence) for a corner
-    source: scan's gates for the detector's corners, none for the scenes' own (every corner
-    sure)."""
+def default_gates(source: str) -> tuple[float, float | None, float | None, float | None]:
+    """`read_table`'s (min_confidence, supported_confidence, tilted_confidence,
+    faint_confidence) for a corner source: scan's gates for the detector's corners, none
+    for the scenes' own (every corner sure)."""
     if source == "detector":
-        return LAYOUT_MIN_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE, LAYOUT_TILTED_CONFIDENCE
-    return 0.0, None, None
+        return (LAYOUT_MIN_CONFIDENCE, LAYOUT_SUPPORTED_CONFIDENCE, LAYOUT_TILTED_CONFIDENCE,
+                LAYOUT_FAINT_CONFIDENCE)
+    return 0.0, None, None, None
 
 
 # The run-time code that turns a photo into corners: cached corners belong to it as much as
@@ -518,14 +519,13 @@ def main(argv: list[str] | None = None) -> int:
           f"machine: {platform.machine()} {os.cpu_count()} cores, load {load:.1f}, "
           f"python {platform.python_version()}")
     for source in args.source:
-        gate, supported, tilted = default_gates(source)
+        gate, supported, tilted, faint = default_gates(source)
         if args.layout_gate is not None:
             gate = args.layout_gate
         if args.supported_gate is not None:
             supported = args.supported_gate
         if args.tilted_gate is not None:
             tilted = args.tilted_gate
-        faint = LAYOUT_FAINT_CONFIDENCE if source == "detector" else None
         if args.faint_gate is not None:
             faint = args.faint_gate
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,

@@ -163,12 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         if view is not None:  # as scan_photo does
             corners, _ = _lookalikes(view, corners)
         size = (scene["image"]["width"], scene["image"]["height"])
-        gate, supported, tilted = default_gates(args.source)
+        gate, supported, tilted, faint = default_gates(args.source)
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted,
                              look=None if view is None else _look(view, detector),
-                             faint_confidence=None if supported is None
-                             else LAYOUT_FAINT_CONFIDENCE)
+                             faint_confidence=faint)
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

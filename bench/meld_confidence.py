@@ -114,7 +114,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         cache.mkdir(parents=True, exist_ok=True)
     melds, scenes, cards = [], [], []
     rng = np.random.default_rng(0)
-    gate, supported, tilted = default_gates("detector")
+    gate, supported, tilted, faint = default_gates("detector")
     for scene, photo in load_scenes(scenes_dir, 0, 0, limit):
         if photo is None or not scene.get("complete", True):
             continue
@@ -126,8 +126,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat),
-                             look=_look(view, detector),
-                             faint_confidence=reconstruct.LAYOUT_FAINT_CONFIDENCE)
+                             look=_look(view, detector), faint_confidence=faint)
         truth = true_melds(scene)
         reviewed = {(it.get("team"), it.get("meld")) for it in reading.review
                     if it["kind"] in REVIEWED}
