@@ -325,6 +325,14 @@ def _look(view, detector):
     return index_look(detector, view.rgb, view.scale)
 
 
+def _find(view, detector):
+    """Where the detector finds an index near boxes (photo pixels) of the decoded photo
+    `view`, and what its readers read there, as `scan_photo` lets the layout ask it."""
+    from scanner.scan import index_find
+
+    return index_find(detector, view.rgb, view.scale)
+
+
 def _lookalikes(view, corners: Corners,
                 floor: float = LAYOUT_SUPPORTED_CONFIDENCE) -> tuple[Corners, float]:
     """`corners` with the unsure ones that look like the photo's sure ones lifted, on the
@@ -383,7 +391,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
                  "ink": (_ink(photo, corners, turn, seat)
                          if ink and photo is not None else None),
                  "look": _look(view, detector) if view is not None and look else None,
-                 "faint_confidence": faint_gate}
+                 "faint_confidence": faint_gate,
+                 "find": _find(view, detector) if view is not None and look else None}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)

@@ -41,6 +41,7 @@ import numpy as np
 
 from bench.bench_layout import (
     _detector_view,
+    _find,
     _look,
     _lookalikes,
     _model_key,
@@ -167,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted,
                              look=None if view is None else _look(view, detector),
-                             faint_confidence=faint)
+                             faint_confidence=faint,
+                             find=None if view is None else _find(view, detector))
         counts, lines = explain_scene(scene, corners, reading, LAYOUT_SUPPORTED_CONFIDENCE,
                                       LAYOUT_MIN_CONFIDENCE)
         totals.update(counts)

@@ -43,6 +43,7 @@ import numpy as np
 
 from bench.bench_layout import (
     _detector_view,
+    _find,
     _ink,
     _look,
     _lookalikes,
@@ -126,7 +127,8 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
                              tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat),
-                             look=_look(view, detector), faint_confidence=faint)
+                             look=_look(view, detector), faint_confidence=faint,
+                             find=_find(view, detector))
         truth = true_melds(scene)
         reviewed = {(it.get("team"), it.get("meld")) for it in reading.review
                     if it["kind"] in REVIEWED}

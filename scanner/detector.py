@@ -56,6 +56,16 @@ class SettingError(ValueError):
     """A run-time setting from the environment that the detector cannot take."""
 
 
+# `OnnxDetector.find_near`: the window around a place the layout expects an index (its
+# half side, in the guessed box's long sides), the size the box's long side is scaled to
+# there (pixels: the small-index pass's `fine_target`), and how far the found box's centre
+# may lie from the guessed one's (long sides). Test deals 230 -> 231, t4 604 -> 605, val
+# the same with meld exact 87.00 -> 87.06% (docs/LAYOUT.md, session 56).
+FIND_WINDOW = 2.0
+FIND_SIDE = 28.0
+FIND_REACH = 0.6
+
+
 @runtime_checkable
 class Detector(Protocol):
     """Anything that finds rank corners in an RGB image (H,W,3 uint8), in its pixels."""
@@ -733,6 +743,49 @@ class OnnxDetector:
         if self.three_ink:
             _three_colour(rgb, boxes, probs[0])
         return probs[0].astype(np.float32), angles.astype(np.float32)
+
+    def find_near(self, rgb: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where an index lies near each of `boxes` (xyxy, `rgb` pixels: a place the layout
+        expects one), and what the readers read there: boxes (N, 4) and probabilities (N,
+        classes).
+
+        The net runs again on a window `FIND_WINDOW` of the box's long sides around it,
+        scaled so the box's long side is `FIND_SIDE` pixels, and its best box of any score
+        whose centre lies within `FIND_REACH` long sides of the box's stands for it (the box
+        itself where it has none); boxes are moved by the refiner, then read (`read`). A
+        place guessed from a line's step lies a third of an index off where its card's index
+        is, and a crop that far off is read unsurely; the pass over the whole photo scored
+        these indices under its floor (models/MODEL_CARD.md, "Indices looked for again where
+        the layout expects one").
+        """
+        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        if not len(boxes):
+            return boxes, np.zeros((0, len(self.classes)), np.float32)
+        rgb = _as_rgb(rgb)
+        h, w = rgb.shape[:2]
+        found = boxes.copy()
+        for k, box in enumerate(boxes):
+            centre = (box[:2] + box[2:]) / 2
+            side = float(max(box[2] - box[0], box[3] - box[1], 1.0))
+            x0, y0 = (np.maximum(centre - FIND_WINDOW * side, 0)).astype(int)
+            x1, y1 = np.ceil(np.minimum(centre + FIND_WINDOW * side, (w, h))).astype(int)
+            if x1 - x0 < 2 or y1 - y0 < 2:
+                continue
+            scale = FIND_SIDE / side
+            size = (max(1, round((x1 - x0) * scale)), max(1, round((y1 - y0) * scale)))
+            window = cv2.resize(rgb[y0:y1, x0:x1], size, interpolation=cv2.INTER_LINEAR
+                                if scale > 1 else cv2.INTER_AREA)
+            got, scores = self._infer(window, 0.0, "find")
+            if not len(got):
+                continue
+            got = got / scale + np.array([x0, y0, x0, y0], np.float32)
+            near = np.linalg.norm((got[:, :2] + got[:, 2:]) / 2 - centre, axis=1) \
+                <= FIND_REACH * side
+            if near.any():
+                found[k] = got[np.flatnonzero(near)[np.argmax(scores[near])]]
+        if self.refine_weight > 0:
+            found = self._refine(rgb, found)
+        return found, self.read(rgb, found)[0]
 
     def _settle_directions(self, rgb: np.ndarray, boxes: np.ndarray, probs: np.ndarray,
                            angles: np.ndarray, seen: dict[int, float] | None = None) -> None:

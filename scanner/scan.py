@@ -76,6 +76,20 @@ def index_look(detector, rgb: np.ndarray, scale: float):
     return lambda boxes: reader(rgb, np.asarray(boxes, float) * scale)[0]
 
 
+def index_find(detector, rgb: np.ndarray, scale: float):
+    """The layout's `find` (`read_table(find=)`): where the detector finds an index near
+    each of the boxes given in photo pixels and what its readers read there (`rgb` is the
+    photo at `scale` pixels per photo pixel); None where the detector cannot look."""
+    finder = getattr(detector, "find_near", None)
+    if finder is None:
+        return None
+
+    def find(boxes):
+        found, probs = finder(rgb, np.asarray(boxes, float) * scale)
+        return found / scale, probs
+    return find
+
+
 def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> ScanResult:
     """Read a photo (path, bytes, `Photo` or RGB array) into corners, cards and a layout.
 
@@ -109,7 +123,8 @@ def scan_photo(src: str | os.PathLike | bytes | np.ndarray, detector=None) -> Sc
                        tilted_confidence=LAYOUT_TILTED_CONFIDENCE,
                        ink=corner_ink(corners.boxes, lambda: (rgb, scale)),
                        look=index_look(detector, rgb, scale),
-                       faint_confidence=LAYOUT_FAINT_CONFIDENCE)
+                       faint_confidence=LAYOUT_FAINT_CONFIDENCE,
+                       find=index_find(detector, rgb, scale))
     done = time.perf_counter()
     return ScanResult(width, height, corners, table, detect_ms=(detected - start) * 1000,
                       layout_ms=(done - detected) * 1000)

@@ -87,6 +87,8 @@ def test_collect_reads_each_photo_with_the_scans_gates_from_above_and_from_a_sea
     monkeypatch.setattr(mc, "_lookalikes", lambda view, corners, *a: (corners, 0.0))
     looks = []  # the readers' look, asked for each photo as scan_photo passes it
     monkeypatch.setattr(mc, "_look", lambda view, detector: looks.append(detector))
+    finds = []  # and the detector's find near a line's empty places
+    monkeypatch.setattr(mc, "_find", lambda view, detector: finds.append(detector))
     complete = sum(json.loads(p.read_text()).get("complete", True) for p in scenes.glob("*.json"))
     for keystone in (0.0, 0.5):
         melds, deals, cards = mc.collect(scenes, None, MODELS_DIR, None, 0.0, keystone)
@@ -96,3 +98,4 @@ def test_collect_reads_each_photo_with_the_scans_gates_from_above_and_from_a_sea
         assert right == round(r["score_exact_squared_counted"] * r["scenes"]) >= complete / 2
     assert seen == [0.0] * complete + [0.5] * complete
     assert len(looks) == 2 * complete and all(d is not None for d in looks)
+    assert len(finds) == 2 * complete and all(d is not None for d in finds)

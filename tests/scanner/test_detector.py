@@ -1110,6 +1110,30 @@ def test_the_bundled_refiner_brings_boxes_closer_to_the_print(scene) -> None:
     assert (on >= 0.5).mean() >= 0.85
 
 
+def test_an_index_guessed_a_third_of_its_height_off_is_found_and_read(detector, scene) -> None:
+    """The layout guesses where a line's unseen card shows its index from the line's step,
+    up to a third of an index off; the detector looks again around each guess and reads
+    the index it finds there, not the guessed crop."""
+    from scanner.imageio import load_photo
+
+    gt_boxes, classes = _readable(scene)
+    rgb = load_photo(FIXTURES / scene["image"]["file"]).rgb
+    shift = (gt_boxes[:, 3] - gt_boxes[:, 1]) / 3
+    guessed = gt_boxes + np.stack([0 * shift, shift, 0 * shift, shift], axis=1)
+    found, probs = detector.find_near(rgb, guessed)
+    assert found.shape == guessed.shape and probs.shape == (len(guessed), len(detector.classes))
+    on_guess = np.array([box_iou(b, g[None])[0] for b, g in zip(guessed, gt_boxes, strict=True)])
+    on_found = np.array([box_iou(b, g[None])[0] for b, g in zip(found, gt_boxes, strict=True)])
+    assert np.median(on_found) > np.median(on_guess) + 0.15, (np.median(on_found),
+                                                               np.median(on_guess))
+    right = np.arange(len(classes)), np.array(classes)
+    guessed_probs = detector.read(rgb, guessed)[0]
+    assert (probs[right] >= 0.6).mean() > (guessed_probs[right] >= 0.6).mean() + 0.05
+    assert (probs[right] >= 0.6).mean() >= 0.9
+    empty, none = detector.find_near(rgb, np.zeros((0, 4)))
+    assert empty.shape == (0, 4) and none.shape == (0, len(detector.classes))
+
+
 def test_a_three_read_unsure_of_its_colour_takes_its_inks():
     import cv2
 

@@ -2113,6 +2113,72 @@ def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(o
         assert not cards[4].corner_ids
 
 
+@pytest.mark.parametrize("found_at, read, added", [
+    (1100.0, 0.65, True),    # an index found a third of one below the gap's middle, read a king
+    (1100.0, 0.55, False),   # ... read too unsurely
+    (1132.0, 0.95, False),   # what is found there is the next card's index, already a card
+])
+def test_a_card_missed_in_a_gap_is_read_where_the_detector_finds_its_index(found_at, read,
+                                                                            added):
+    # the column of kings of the test above, the reader unsure in the gap's middle (its
+    # index lies a third of its height lower, test 1689): the detector is asked to find the
+    # index near the place, and a king read there is a card, unless it is a card's index
+    from scanner.reconstruct import _look_along_lines
+
+    tops = [1000.0, 1044.0, 1132.0, 1176.0]
+    boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
+    corners = Corners(np.array(boxes), np.full(5, CLASS_ID["K"]), np.full(5, 0.9),
+                      np.array([0.0, 0.0, 0.0, 0.0, 180.0]))
+    cards = [CardReading(rank="K", corner_ids=[i] if i < 3 else [3, 4], center=(1030.0, y + 80),
+                         angle=0.0, confidence=0.9, fully_visible=i == 3, stack=0, team=0)
+             for i, y in enumerate(tops)]
+    stacks = [[0, 1, 2, 3]]
+    asked = []
+
+    def look(boxes):
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["K"]] = 0.3
+        return probs
+
+    def find(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["K"]] = read
+        return np.array([[990.0, found_at - 15, 1010.0, found_at + 15]] * len(boxes)), probs
+
+    _look_along_lines(cards, stacks, corners, look, 200.0, find)
+    (boxes,) = asked
+    assert np.allclose(boxes, [[990.0, 1073.0, 1010.0, 1103.0]])  # the gap's middle
+    assert len(cards) == (5 if added else 4) and len(stacks[0]) == len(cards)
+    if added:
+        assert cards[4].rank == "K" and not cards[4].corner_ids
+
+    # where the reader reads the card at the place itself, the detector is not asked
+    asked.clear()
+    _look_along_lines(cards[:4], [[0, 1, 2, 3]], corners,
+                      lambda b: np.eye(len(CLASS_ID) + 1)[[CLASS_ID["K"]] * len(b)], 200.0, find)
+    assert asked == []
+
+
+def test_a_flattened_table_asks_the_detector_in_the_photo_s_pixels():
+    # a photo from a seat is read on its table made flat: `find` is asked in the photo's
+    # pixels and what it finds comes back in the flat table's
+    from types import SimpleNamespace
+
+    from scanner.reconstruct import _moved_find
+
+    flat = SimpleNamespace(to_photo=lambda pts: pts * 2.0, to_flat=lambda pts: pts / 2.0)
+    asked = []
+
+    def find(boxes):
+        asked.append(boxes)
+        return boxes + 4.0, np.ones((len(boxes), 3))
+
+    found, probs = _moved_find(find, flat)(np.array([[10.0, 20.0, 30.0, 50.0]]))
+    assert np.allclose(asked[0], [[20.0, 40.0, 60.0, 100.0]])
+    assert np.allclose(found, [[12.0, 22.0, 32.0, 52.0]]) and probs.shape == (1, 3)
+
+
 def test_a_joker_missed_in_a_fan_is_read_midway_across_its_gap():
     # five jacks and twos of a fan read turning 3 degrees a card (too little for the fan's
     # gap inference, test 529), 30 px apart, with a gap of two chords where the detector
