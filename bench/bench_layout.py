@@ -351,7 +351,8 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         supported_gate: float | None = None, turn: int = 0,
         models: Path | None = None, detect_floor: float | None = None,
         ink: bool = True, keystone: float = 0.0, tilted_gate: float | None = None,
-        lookalikes: bool = True, look: bool = True, faint_gate: float | None = None) -> dict:
+        lookalikes: bool = True, look: bool = True, faint_gate: float | None = None,
+        find: bool = True) -> dict:
     rng = np.random.default_rng(seed)
     # the layout's floor (the lookalikes' too) ...
     scan_floor = layout_gate if supported_gate is None else min(layout_gate, supported_gate)
@@ -392,7 +393,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
                          if ink and photo is not None else None),
                  "look": _look(view, detector) if view is not None and look else None,
                  "faint_confidence": faint_gate,
-                 "find": _find(view, detector) if view is not None and look else None}
+                 "find": _find(view, detector) if view is not None and look and find else None}
         read_table(corners, size, **gates)  # warm (first-call costs are not the layout step's)
         start, cpu = time.perf_counter(), time.thread_time()
         reading = read_table(corners, size, **gates)
@@ -521,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--look", type=int, default=1, choices=(0, 1),
                         help="let the layout ask the detector's readers about hidden cards' "
                              "index places, as scan does (read_table(look=)); 0 = off")
+    parser.add_argument("--find", type=int, default=1, choices=(0, 1),
+                        help="let the layout ask the detector to find an index near a line's "
+                             "empty place, as scan does (read_table(find=)); 0 = off")
     args = parser.parse_args(argv)
     scenes = load_scenes(args.scenes_dir, args.generate, args.seed, args.limit)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -540,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(source, scenes, args.seed, args.verbose, gate, args.corners_cache,
                      supported, args.turn // 90, args.models, args.detect_floor,
                      bool(args.ink), args.keystone, tilted, bool(args.lookalikes),
-                     bool(args.look), faint)
+                     bool(args.look), faint, bool(args.find))
         print(json.dumps(result))
     return 0
 

@@ -79,3 +79,29 @@ def test_cached_corners_belong_to_the_readers_the_cpu_runs(tmp_path: Path, monke
     plain = bench_layout._model_key(models)
     monkeypatch.setenv("CANASTA_INT8", "1")
     assert bench_layout._model_key(models) == plain  # no 8-bit files: nothing to choose
+
+
+def test_the_detector_runs_let_the_layout_look_and_find_as_scan_does(monkeypatch) -> None:
+    """From the detector's corners the benchmark gives the layout the readers' `look` and
+    the detector's `find`, as `scan_photo` does; `find=False` (`--find 0`) leaves the search
+    out, `look=False` both."""
+    import bench.bench_layout as bl
+    from datasets.groundtruth import corners_from_scene
+
+    scenes = [(scene, Path("not-read.jpg")) for scene, _ in bl.load_scenes(None, 2, 3, None)]
+    monkeypatch.setattr(bl, "corners_for", lambda source, scene, photo, rng, *a:
+                        corners_from_scene(scene, rng))
+    monkeypatch.setattr(bl, "_detector_view", lambda *a: object())
+    monkeypatch.setattr(bl, "_lookalikes", lambda view, corners, *a: (corners, 0.0))
+    monkeypatch.setattr(bl, "_ink", lambda *a: None)
+    monkeypatch.setattr(bl, "_look", lambda view, detector: "look")
+    monkeypatch.setattr(bl, "_find", lambda view, detector: "find")
+    given = []
+    monkeypatch.setattr(bl, "read_table", lambda corners, size, **gates:
+                        given.append((gates["look"], gates["find"])) or
+                        bl.TableReading([], [], [0, 0], [], (0.0, 0.0)))
+    for flags, expected in (({}, ("look", "find")), ({"find": False}, ("look", None)),
+                            ({"look": False}, (None, None))):
+        given.clear()
+        bl.run("detector", scenes, 3, False, **flags)
+        assert given and set(given) == {expected}
