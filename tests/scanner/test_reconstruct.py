@@ -2080,6 +2080,19 @@ def test_a_front_card_the_detector_missed_is_read_past_the_column_s_end(king_rea
     assert team_melds(read_table(corners, (W, H)), 0) == [["K"] * 4]
 
 
+def _kings_with_a_gap() -> tuple[Corners, list[CardReading], list[list[int]]]:
+    """A column of kings 44 px apart with a gap of 88 px, its front card whole: corners,
+    cards and the one stack."""
+    tops = [1000.0, 1044.0, 1132.0, 1176.0]
+    boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
+    corners = Corners(np.array(boxes), np.full(5, CLASS_ID["K"]), np.full(5, 0.9),
+                      np.array([0.0, 0.0, 0.0, 0.0, 180.0]))
+    cards = [CardReading(rank="K", corner_ids=[i] if i < 3 else [3, 4], center=(1030.0, y + 80),
+                         angle=0.0, confidence=0.9, fully_visible=i == 3, stack=0, team=0)
+             for i, y in enumerate(tops)]
+    return corners, cards, [[0, 1, 2, 3]]
+
+
 @pytest.mark.parametrize("over_the_bar, added", [(0.05, True), (-0.05, False), (None, True)])
 def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(over_the_bar,
                                                                                added):
@@ -2088,14 +2101,7 @@ def test_a_card_missed_in_a_gap_off_the_column_s_lattice_is_read_where_it_lies(o
     # the reader is asked midway across the gap only, and a king read there is a card
     from scanner.reconstruct import LOOK_PAST, _look_along_lines
 
-    tops = [1000.0, 1044.0, 1132.0, 1176.0]
-    boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
-    corners = Corners(np.array(boxes), np.full(5, CLASS_ID["K"]), np.full(5, 0.9),
-                      np.array([0.0, 0.0, 0.0, 0.0, 180.0]))
-    cards = [CardReading(rank="K", corner_ids=[i] if i < 3 else [3, 4], center=(1030.0, y + 80),
-                         angle=0.0, confidence=0.9, fully_visible=i == 3, stack=0, team=0)
-             for i, y in enumerate(tops)]
-    stacks = [[0, 1, 2, 3]]
+    corners, cards, stacks = _kings_with_a_gap()
     asked = []
 
     def look(boxes):
@@ -2126,14 +2132,7 @@ def test_a_card_missed_in_a_gap_is_read_where_the_detector_finds_its_index(found
     # index near the place, and a king read there is a card, unless it is a card's index
     from scanner.reconstruct import _look_along_lines
 
-    tops = [1000.0, 1044.0, 1132.0, 1176.0]
-    boxes = [[990.0, y - 15, 1010.0, y + 15] for y in tops] + [[1050.0, 1326.0, 1070.0, 1356.0]]
-    corners = Corners(np.array(boxes), np.full(5, CLASS_ID["K"]), np.full(5, 0.9),
-                      np.array([0.0, 0.0, 0.0, 0.0, 180.0]))
-    cards = [CardReading(rank="K", corner_ids=[i] if i < 3 else [3, 4], center=(1030.0, y + 80),
-                         angle=0.0, confidence=0.9, fully_visible=i == 3, stack=0, team=0)
-             for i, y in enumerate(tops)]
-    stacks = [[0, 1, 2, 3]]
+    corners, cards, stacks = _kings_with_a_gap()
     asked = []
 
     def look(boxes):
