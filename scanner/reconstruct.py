@@ -3279,8 +3279,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     """Ask `look` about the index places of each team's line of one rank (a column or a fan)
     where a card may lie unseen (`_column_places`, `_fan_places`). One read as the line's
     rank or a wild `LOOK_PAST` or more adds that card there (no corners, noted); where none
-    is, one `find` finds near the place, clear of the cards' corners, and reads as the
-    line's rank `LOOK_FOUND` or more does (`LOOK_FOUND`)."""
+    is, so does an index `find` finds near the place, clear of the cards' corners
+    (`FOUND_HELD`), read as the line's rank `LOOK_FOUND` or more."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
