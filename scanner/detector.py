@@ -78,6 +78,19 @@ class Detector(Protocol):
         ...
 
 
+def _decoded(out: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes (xyxy, the net's input pixels) and scores >= `floor` of the detector net's
+    output for one image."""
+    if out.shape[-1] == 6 and out.shape[0] != 6:  # end-to-end head: (K, x1 y1 x2 y2 score cls)
+        boxes, scores = out[:, :4], out[:, 4]
+    else:  # raw head: (4 + C, N) with cx cy w h and per-class scores
+        scores = out[4:].max(axis=0)
+        cx, cy, bw, bh = out[:4]
+        boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
+    keep = scores >= floor
+    return boxes[keep].astype(np.float32, copy=False), scores[keep].astype(np.float32, copy=False)
+
+
 def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """IoU of one xyxy box against (N,4) xyxy boxes; `box` (M,1,4) gives every pair, (M,N)."""
     x1 = np.maximum(box[..., 0], boxes[:, 0])
@@ -522,15 +535,7 @@ class OnnxDetector:
         """Boxes (xyxy, `img` pixels) and scores >= `floor` of the net on `img` (its sides
         multiples of the stride)."""
         blob = (img.transpose(2, 0, 1)[None].astype(np.float32)) * (1 / 255)
-        out = self._det.run(None, {self._det_input: blob})[0][0]
-        if out.shape[-1] == 6 and out.shape[0] != 6:  # end-to-end head: (K, x1 y1 x2 y2 score cls)
-            boxes, scores = out[:, :4], out[:, 4]
-        else:  # raw head: (4 + C, N) with cx cy w h and per-class scores
-            scores = out[4:].max(axis=0)
-            cx, cy, bw, bh = out[:4]
-            boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
-        keep = scores >= floor
-        return boxes[keep].astype(np.float32, copy=False), scores[keep].astype(np.float32, copy=False)
+        return _decoded(self._det.run(None, {self._det_input: blob})[0][0], floor)
 
     def _run_pass(self, rgb: np.ndarray, scale: float, floor: float | None,
                   kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -764,6 +769,9 @@ class OnnxDetector:
         rgb = _as_rgb(rgb)
         h, w = rgb.shape[:2]
         found = boxes.copy()
+        # every window scaled alike fits one padded square: the net runs once for them all
+        pad = -(-round(2 * FIND_WINDOW * FIND_SIDE + 2) // self.stride) * self.stride
+        windows, where = [], []
         for k, box in enumerate(boxes):
             centre = (box[:2] + box[2:]) / 2
             side = float(max(box[2] - box[0], box[3] - box[1], 1.0))
@@ -772,17 +780,26 @@ class OnnxDetector:
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
             scale = FIND_SIDE / side
-            size = (max(1, round((x1 - x0) * scale)), max(1, round((y1 - y0) * scale)))
-            window = cv2.resize(rgb[y0:y1, x0:x1], size, interpolation=cv2.INTER_LINEAR
-                                if scale > 1 else cv2.INTER_AREA)
-            got, scores = self._infer(window, 0.0, "find")
-            if not len(got):
-                continue
-            got = got / scale + np.array([x0, y0, x0, y0], np.float32)
-            near = np.linalg.norm((got[:, :2] + got[:, 2:]) / 2 - centre, axis=1) \
-                <= FIND_REACH * side
-            if near.any():
-                found[k] = got[np.flatnonzero(near)[np.argmax(scores[near])]]
+            size = (min(pad, max(1, round((x1 - x0) * scale))),
+                    min(pad, max(1, round((y1 - y0) * scale))))
+            window = np.full((pad, pad, 3), PAD_VALUE, np.uint8)
+            window[:size[1], :size[0]] = cv2.resize(
+                rgb[y0:y1, x0:x1], size,
+                interpolation=cv2.INTER_LINEAR if scale > 1 else cv2.INTER_AREA)
+            windows.append(window)
+            where.append((k, centre, side, scale, size, np.array([x0, y0, x0, y0], np.float32)))
+        if windows:
+            blob = np.stack(windows).transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
+            outs = self._det.run(None, {self._det_input: blob})[0]
+            for (k, centre, side, scale, size, origin), out in zip(where, outs, strict=True):
+                got, scores = _decoded(out, 0.0)
+                got[:, [0, 2]] = got[:, [0, 2]].clip(0, size[0])
+                got[:, [1, 3]] = got[:, [1, 3]].clip(0, size[1])
+                got = got / scale + origin
+                near = np.linalg.norm((got[:, :2] + got[:, 2:]) / 2 - centre, axis=1) \
+                    <= FIND_REACH * side
+                if near.any():
+                    found[k] = got[np.flatnonzero(near)[np.argmax(scores[near])]]
         if self.refine_weight > 0:
             found = self._refine(rgb, found)
         return found, self.read(rgb, found)[0]
