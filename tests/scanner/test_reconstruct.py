@@ -2080,6 +2080,17 @@ def test_a_front_card_the_detector_missed_is_read_past_the_column_s_end(king_rea
     assert team_melds(read_table(corners, (W, H)), 0) == [["K"] * 4]
 
 
+@pytest.mark.parametrize("y, takes", [(1088.0, True), (1092.0, False), (1060.0, False)])
+def test_the_middle_of_a_short_gap_in_a_line_is_a_place(y, takes):
+    # cards of a column 30 px apart, then a gap of 48 px (1.6 steps, test 2799's row of
+    # fives laid unevenly): a card 4 px off the gap's middle is its missing card, though 0.67
+    # steps from the next card; 8 px off it is not, nor is a card on a held place
+    from scanner.reconstruct import _fills_a_place
+
+    line = np.array([[1000.0, 1000.0], [1000.0, 1030.0], [1000.0, 1060.0], [1000.0, 1108.0]])
+    assert _fills_a_place(np.array([1000.0, y]), line, 0.0, 200.0) is takes
+
+
 def _kings_with_a_gap() -> tuple[Corners, list[CardReading], list[list[int]]]:
     """A column of kings 44 px apart with a gap of 88 px, its front card whole: corners,
     cards and the one stack."""
