@@ -767,39 +767,23 @@ class OnnxDetector:
         if not len(boxes):
             return boxes, np.zeros((0, len(self.classes)), np.float32)
         rgb = _as_rgb(rgb)
-        h, w = rgb.shape[:2]
+        # the windows, cut as the readers' crops are (`crop_indices`), padded to the stride
+        # and run through the net as one batch
+        size = round(2 * FIND_WINDOW * FIND_SIDE)
+        pad = -(-size // self.stride) * self.stride - size
+        windows = np.pad(crop_indices(rgb, boxes, size, 2 * FIND_WINDOW),
+                         ((0, 0), (0, pad), (0, pad), (0, 0)), constant_values=PAD_VALUE)
+        blob = windows.transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
+        outs = self._det.run(None, {self._det_input: blob})[0]
+        x0, y0, side = crop_geometry(boxes, 2 * FIND_WINDOW)
         found = boxes.copy()
-        # every window scaled alike fits one padded square: the net runs once for them all
-        pad = -(-round(2 * FIND_WINDOW * FIND_SIDE + 2) // self.stride) * self.stride
-        windows, where = [], []
-        for k, box in enumerate(boxes):
-            centre = (box[:2] + box[2:]) / 2
-            side = float(max(box[2] - box[0], box[3] - box[1], 1.0))
-            x0, y0 = (np.maximum(centre - FIND_WINDOW * side, 0)).astype(int)
-            x1, y1 = np.ceil(np.minimum(centre + FIND_WINDOW * side, (w, h))).astype(int)
-            if x1 - x0 < 2 or y1 - y0 < 2:
-                continue
-            scale = FIND_SIDE / side
-            size = (min(pad, max(1, round((x1 - x0) * scale))),
-                    min(pad, max(1, round((y1 - y0) * scale))))
-            window = np.full((pad, pad, 3), PAD_VALUE, np.uint8)
-            window[:size[1], :size[0]] = cv2.resize(
-                rgb[y0:y1, x0:x1], size,
-                interpolation=cv2.INTER_LINEAR if scale > 1 else cv2.INTER_AREA)
-            windows.append(window)
-            where.append((k, centre, side, scale, size, np.array([x0, y0, x0, y0], np.float32)))
-        if windows:
-            blob = np.stack(windows).transpose(0, 3, 1, 2).astype(np.float32) * (1 / 255)
-            outs = self._det.run(None, {self._det_input: blob})[0]
-            for (k, centre, side, scale, size, origin), out in zip(where, outs, strict=True):
-                got, scores = _decoded(out, 0.0)
-                got[:, [0, 2]] = got[:, [0, 2]].clip(0, size[0])
-                got[:, [1, 3]] = got[:, [1, 3]].clip(0, size[1])
-                got = got / scale + origin
-                near = np.linalg.norm((got[:, :2] + got[:, 2:]) / 2 - centre, axis=1) \
-                    <= FIND_REACH * side
-                if near.any():
-                    found[k] = got[np.flatnonzero(near)[np.argmax(scores[near])]]
+        for k, out in enumerate(outs):
+            got, scores = _decoded(out, 0.0)
+            got = got.clip(0, size) * (side[k] / size) + np.array([x0[k], y0[k]] * 2, np.float32)
+            near = np.linalg.norm((got[:, :2] + got[:, 2:]) / 2 - (boxes[k, :2] + boxes[k, 2:]) / 2,
+                                  axis=1) <= FIND_REACH * side[k] / (2 * FIND_WINDOW)
+            if near.any():
+                found[k] = got[np.flatnonzero(near)[np.argmax(scores[near])]]
         if self.refine_weight > 0:
             found = self._refine(rgb, found)
         return found, self.read(rgb, found)[0]
