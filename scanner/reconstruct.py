@@ -1202,14 +1202,27 @@ def _orient_stacks(cards: list[CardReading], stacks: list[list[int]]) -> list[bo
     return known
 
 
+# A bottom index joins a top index only where their boxes' longer sides are within this
+# factor (`_join_split_cards`): a card's two indices are one glyph, both in full view. t4 6369:
+# a tango red three's bottom index (32 px) joined the kde-oxygen-white red three's top-right
+# index (21 px) lying where that card's top would be, and the team's four red threes read three
+# (the pairing's `_same_print` allows 1.6, for an index partly shaded or covered). A joker's
+# word is boxed unevenly (`JOKER_PRINT_RATIO`). Detector corners: t4 deals 606 -> 607, test
+# meld exact 88.93 -> 88.97%, val the same; perfect corners the same deals (val meld exact
+# 90.58 -> 90.62%); 1.3 alike, 1.5 loses the test meld (docs/LAYOUT.md, session 57).
+JOIN_SIDES = 1.4
+
+
 def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h: float,
-                      alike: np.ndarray, row_between: Callable[[int, int], bool] | None = None
+                      alike: np.ndarray, row_between: Callable[[int, int], bool] | None = None,
+                      sides: np.ndarray | None = None
                       ) -> tuple[list[CardReading], list[list[int]]]:
     """Join a card seen only by its bottom index to the top index of the same card.
 
     In a column only the last card shows its bottom index, beside its own top index;
     when noisy angles kept the two apart, both predict the same card centre. Both
-    indices must be one size (`alike`, by corner): in a row spread to the left, a
+    indices must be one size (`alike`, by corner; and, given `sides`, the boxes' longer
+    sides, within `JOIN_SIDES` unless a joker's): in a row spread to the left, a
     covered card's bottom-right index and another deck's top-right index may predict
     one card too. Nor is a top index a column step above the bottom one (0.6 to 1.5 of
     the step between the column's covered cards) joined: that is the covered card, the
@@ -1235,6 +1248,9 @@ def _join_split_cards(cards: list[CardReading], stacks: list[list[int]], card_h:
             top, bottom = cards[a], cards[b]
             if not alike[top.corner_ids[0], bottom.corner_ids[0]]:
                 continue
+            if sides is not None and top.rank != "JK" and abs(math.log(
+                    sides[top.corner_ids[0]] / sides[bottom.corner_ids[0]])) > math.log(JOIN_SIDES):
+                continue  # two decks' indices (a card's two are one glyph)
             if row_between is not None and row_between(top.corner_ids[0], bottom.corner_ids[0]):
                 continue  # a top index and a bottom index some cards on in a row
             top.corner_ids = sorted(top.corner_ids + bottom.corner_ids)
@@ -2278,7 +2294,8 @@ def _read_cards(corners: Corners, used: np.ndarray, image_size: tuple[int, int],
     four_index = any(len(c.corner_ids) >= 3 for c in cards)  # a card shows three indices
     cards, stacks = _join_split_cards(
         cards, stacks, typical_h, alike,
-        (lambda i, j: _edge_crossed(i, j, centres, angles, typical_h, geo)) if four_index else None)
+        (lambda i, j: _edge_crossed(i, j, centres, angles, typical_h, geo)) if four_index else None,
+        long_sides(corners.boxes))
     _split_stretched_cards(cards, stacks, angles, typical_h)
     stack_team, stack_conf, _ = _assign_teams(cards, stacks, oriented, image_size,
                                                typical_h, geo.aspect)

@@ -2792,3 +2792,19 @@ def test_unsure_cards_on_a_fan_s_arc_between_its_sure_ones_are_its_cards(monkeyp
     tens = [m for m in reading.melds if m.team == 0 and m.rank == "10"]
     assert len(tens) == 1
     assert (tens[0].naturals, list(tens[0].wilds)) == ((8, []) if turn == FAN_ARC_TURN else (5, []))
+
+
+@pytest.mark.parametrize("sides, threes", [(1.4, 4), (1.6, 3)])
+def test_a_bottom_index_joins_no_top_index_of_another_print_size(monkeypatch, sides, threes):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 1's four red
+    threes in a row of two decks, a tango three's bottom index (32 px) lying where the
+    kde-oxygen-white three beside it shows its top-right index (21 px). A card's two indices
+    are one glyph: joined only within `JOIN_SIDES` of each other's size, the row is four red
+    threes; within the pairing's looser 1.6 (until session 57) the two made one card."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "JOIN_SIDES", sides)
+    corners, size = _fixture_corners("two_decks_red_threes.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert reading.red_threes == [0, threes]
