@@ -2149,6 +2149,10 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
                                      used & (corners.confidence >= min_confidence))
         used |= ((corners.confidence >= floor) & (corners.class_ids == INDEX_CLASSES.index("3R"))
                  & (corners.rank_confidence >= RED_THREE_READING) & ~letters)
+        # a red three beside another in a row: from the faint floor, however unsurely read
+        red_floor = floor if faint_confidence is None else min(faint_confidence, floor)
+        for _ in range(RED_THREE_ROW_ROUNDS):
+            used |= _red_threes_in_a_row(corners, used, floor, red_floor) & ~letters
     candidates = (corners.confidence >= floor) & ~used & ~letters
     first = None  # the reading with the unsure corners: (its corners, its result)
     if (candidates.any() or maybe_letters) and used.any():
@@ -2371,6 +2375,41 @@ def _whole_unsure_cards(cards: list[CardReading], stacks: list[list[int]],
 
 # a line's step within this share of a whole number of the table's steps holds cards unseen
 TABLE_STEP_FIT = 0.15
+
+
+# A red three lies apart from the melds, but beside the team's other red threes: a corner
+# read as a red three from the faint floor up, however unsurely its rank is read, lying
+# `RED_THREE_ROW_REACH` index lengths or less from a red three's corner (one in use, or one
+# from the supported floor) and pointing its way (within `RED_THREE_ROW_TURN` degrees), is
+# the next red three of the row; a corner taken so places the next one (`RED_THREE_ROW_ROUNDS`).
+# Val 1928: a whole red three and the next one's top index at 0.35, its rank read 0.49, one
+# index along; t4 5269: a red three read 0.12 one index past the unsure top index of a whole
+# one. Detector corners: val 205 -> 206, t4 607 -> 608 deals, red-three misses test / val /
+# t4 11 / 20 / 54 -> 10 / 16 / 43, no deal lost on any set; perfect corners the same
+# (docs/LAYOUT.md, session 57).
+RED_THREE_ROW_REACH = 5.0
+RED_THREE_ROW_TURN = 30.0
+RED_THREE_ROW_ROUNDS = 2
+# (under this many index lengths, a second box on the same index)
+RED_THREE_ROW_APART = 0.6
+
+
+def _red_threes_in_a_row(corners: Corners, used: np.ndarray, floor: float,
+                         faint: float) -> np.ndarray:
+    """The unused corners read as red threes from `faint` that lie in a row with a red
+    three's corner in use (`used`) or from `floor` (`RED_THREE_ROW_REACH`)."""
+    red = corners.class_ids == INDEX_CLASSES.index("3R")
+    anchors = np.flatnonzero(red & (used | (corners.confidence >= floor)))
+    out = np.zeros(len(corners), bool)
+    if not len(anchors):
+        return out
+    centres, sides = corners.centers, long_sides(corners.boxes)
+    for k in np.flatnonzero(red & ~used & (corners.confidence >= faint)):
+        apart = np.linalg.norm(centres[anchors] - centres[k], axis=1) / sides[anchors]
+        turn = _angle_diff(corners.angle[anchors], corners.angle[k])
+        out[k] = bool(((apart >= RED_THREE_ROW_APART) & (apart <= RED_THREE_ROW_REACH)
+                       & (turn <= RED_THREE_ROW_TURN) & (anchors != k)).any())
+    return out
 
 
 def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: np.ndarray,
