@@ -2147,6 +2147,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
                  & (corners.rank_confidence >= SURE_READING) & ~letters)
         used &= ~_far_from_the_table(corners, used & (corners.confidence < min_confidence),
                                      used & (corners.confidence >= min_confidence))
+        used &= ~_between_neighbours(corners, used & (corners.confidence < min_confidence),
+                                     used & (corners.confidence >= min_confidence))
         used |= ((corners.confidence >= floor) & (corners.class_ids == INDEX_CLASSES.index("3R"))
                  & (corners.rank_confidence >= RED_THREE_READING) & ~letters)
         # a red three beside another in a row: from the faint floor, however unsurely read
@@ -2335,6 +2337,46 @@ def _far_from_the_table(corners: Corners, by_reading: np.ndarray, firm: np.ndarr
         return out
     nearest = np.linalg.norm(corners.centers[ids, None] - anchors[None], axis=-1).min(axis=1)
     out[ids] = nearest > LONE_READING_REACH * (corners.boxes[ids, 3] - corners.boxes[ids, 1])
+    return out
+
+
+# A corner sure only by its reading whose centre lies in the middle of the way between two
+# sure corners of its rank read the same way (from 0.3 to 0.7 of it, within 0.3 index lengths
+# across), these less than `NEIGHBOURS_APART` index lengths apart, is a box on the gap between
+# two neighbouring indices of a row, not a card: no index fits between them. Val 2038: a row of
+# aces 1.6 index widths apart, a box read A (1.00, score 0.35) straddling the third and fourth
+# aces' indices counted a seventh ace. Detector corners: val 206 -> 207, test and t4 the same;
+# 3.0 alike; the same check on the corners from the supported floor too: val +2 (2258, 1818),
+# t4 +2 -1, test -1 (1069: a fan of tens whose unsure cards lie between sure ones 1.2 to 2.0
+# index lengths apart; docs/LAYOUT.md, session 57).
+NEIGHBOURS_APART = 2.2
+NEIGHBOURS_TURN = 20.0  # read the same way: within this many degrees
+
+
+def _between_neighbours(corners: Corners, by_reading: np.ndarray, firm: np.ndarray) -> np.ndarray:
+    """Mask of the `by_reading` corners lying between two neighbouring `firm` corners of
+    their rank (`NEIGHBOURS_APART`)."""
+    out = np.zeros(len(corners), bool)
+    centres, boxes = corners.centers, corners.boxes
+    sides = boxes[:, 2:] - boxes[:, :2]
+    firm_ids = np.flatnonzero(firm)
+    for k in np.flatnonzero(by_reading):
+        same = firm_ids[(corners.class_ids[firm_ids] == corners.class_ids[k])
+                        & (_angle_diff(corners.angle[firm_ids], corners.angle[k]) < NEIGHBOURS_TURN)]
+        for n, a in enumerate(same):
+            for b in same[n + 1:]:
+                way = centres[b] - centres[a]
+                apart = float(np.hypot(*way))
+                if apart < 1e-6:
+                    continue
+                way /= apart
+                # the indices' mean length along the way between them
+                length = float(np.abs(way) @ (sides[a] + sides[b])) / 2
+                rel = centres[k] - centres[a]
+                t = float(rel @ way) / apart
+                across = abs(float(rel @ np.array([-way[1], way[0]])))
+                if apart < NEIGHBOURS_APART * length and 0.3 < t < 0.7 and across < 0.3 * length:
+                    out[k] = True
     return out
 
 

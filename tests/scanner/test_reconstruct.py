@@ -2832,3 +2832,25 @@ def test_an_unsure_red_three_beside_another_in_a_row_counts(monkeypatch, rounds,
     reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
                          faint_confidence=0.08)
     assert reading.red_threes == threes
+
+
+@pytest.mark.parametrize("apart, aces", [(2.2, 5), (0.0, 6)])
+def test_a_box_between_two_neighbouring_indices_of_a_row_is_no_card(monkeypatch, apart, aces):
+    # a row of aces, each covered card's index 1.4 index widths on from the next one's; the
+    # detector boxes the gap between the second and third indices (score 0.35, read as an ace
+    # surely): no index fits between two neighbours, so it is no card (`NEIGHBOURS_APART`)
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "NEIGHBOURS_APART", apart)
+    width = 0.714 * CARD_H
+    corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
+                      + [{"card": card, "x": 1800 + k * 0.2 * width, "y": 1900, "angle": 0.0}
+                         for k, card in enumerate(["AH", "AS", "AD", "AC", "AH"])])
+    tops = np.flatnonzero((corners.class_ids == CLASS_ID["A"]) & (corners.centers[:, 1] < 1900))
+    second, third = tops[np.argsort(corners.centers[tops, 0])][1:3]
+    gap = (corners.boxes[second] + corners.boxes[third]) / 2
+    boxes = np.vstack([corners.boxes, gap])
+    table = Corners(boxes, np.r_[corners.class_ids, CLASS_ID["A"]], np.r_[corners.confidence, 0.35],
+                    np.r_[corners.angle, 0.0], np.r_[np.ones(len(corners)), 1.0])
+    reading = read_table(table, (W, H), min_confidence=0.4, supported_confidence=0.2)
+    assert sorted(map(tuple, team_melds(reading, 0))) == [("A",) * aces, ("K",) * 3]
