@@ -3234,7 +3234,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     note for the review list. `prints` (corner number -> print size, `_print_groups`)
     holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`); where the
     photo's indices fall into no two print sizes, `sides` (corner number -> its box's longer
-    side) tells two cards' prints apart (`_two_prints`). A fan's gaps
+    side) tells the gap's two cards' prints apart (`_two_prints`). A fan's gaps
     are read along its arc (`_infer_fan_gaps`); before a column's are read, a second box
     lying on one of its cards' places is taken out of it (`_leave_out_second_box`), so
     the gaps are measured between cards only.
@@ -3249,8 +3249,8 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
         ranks = _natural_ranks(cards, stack)
         if team is None or len(stack) < 2 or len(ranks) != 1 or "3R" in ranks:
             continue
-        _leave_out_second_box_in_fan(cards, stack, card_h, prints, sides)
-        if _infer_fan_gaps(cards, stack, k, team, next(iter(ranks)), card_h, prints, sides):
+        _leave_out_second_box_in_fan(cards, stack, card_h, prints)
+        if _infer_fan_gaps(cards, stack, k, team, next(iter(ranks)), card_h, prints):
             continue
         angle = _circular_mean(np.array([cards[i].angle for i in stack]))
         _leave_out_second_box(cards, stack, angle, card_h)
@@ -3558,8 +3558,7 @@ def _in_turn(cards: list[CardReading], stack: list[int]):
 
 
 def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: int,
-                    rank: str, card_h: float, prints: dict[int, int] | None = None,
-                    sides: dict[int, float] | None = None) -> bool:
+                    rank: str, card_h: float, prints: dict[int, int] | None = None) -> bool:
     """Whether a stack is a fan; if so, add the cards an empty place in it shows hidden.
 
     A fan (cards turned about a point below them, each a step further round) is no
@@ -3574,7 +3573,7 @@ def _infer_fan_gaps(cards: list[CardReading], stack: list[int], k: int, team: in
     decks' prints in one fan set its cards' centres unevenly: left alone (perfect
     corners, t4: two deals lost without this).
     """
-    if len(stack) < 3 or _two_prints(cards, stack, prints, sides):
+    if len(stack) < 3 or _two_prints(cards, stack, prints):
         return False
     angles = np.array([cards[i].angle for i in stack])
     turn, order, pts, chords, gaps = _in_turn(cards, stack)
@@ -3628,8 +3627,7 @@ SECOND_BOX_TURN = 8.0
 
 
 def _leave_out_second_box_in_fan(cards: list[CardReading], stack: list[int], card_h: float,
-                                 prints: dict[int, int] | None = None,
-                                 sides: dict[int, float] | None = None) -> None:
+                                 prints: dict[int, int] | None = None) -> None:
     """Take out of a fan of four or more the card lying on another's place.
 
     A fan's cards, in the order they turn, lie a chord apart and turn an angle step each.
@@ -3642,7 +3640,7 @@ def _leave_out_second_box_in_fan(cards: list[CardReading], stack: list[int], car
     prints (`_two_prints`) places its cards unevenly and is left alone, and so are wilds:
     two decks' twos read from different corners lie close in a fan (t4 4499).
     """
-    if len(stack) < 4 or _two_prints(cards, stack, prints, sides):
+    if len(stack) < 4 or _two_prints(cards, stack, prints):
         return
     turn, order, _, _, lengths = _in_turn(cards, stack)
     if np.ptp(turn) < FAN_ARC_TURN:
@@ -3863,13 +3861,16 @@ def _print_groups(corners: Corners, used: np.ndarray) -> dict[int, int] | None:
 
 
 # Where the photo's indices fall into no two print sizes (`print_sizes`: detector boxes vary
-# too much for a clean split), two cards whose indices' boxes differ by more than this factor
-# in their longer sides are of two prints all the same (`_two_prints`). t4 7289 and 7549:
-# hidden cards inferred in a gap between two decks' cards of a column, whose indices sit at
-# their own places on the card. Detector corners: t4 608 -> 610 (meld exact 87.06 -> 87.11%),
-# val the same, test the same deals (meld exact 88.97 -> 88.93%: test 729's hidden eight, in
-# such a gap, no longer inferred); perfect corners the same (their boxes split cleanly). 1.25
-# loses test 879 and 1489, 1.5 gains t4 7549 alone (docs/LAYOUT.md, session 57).
+# too much for a clean split), the two cards either side of a gap in a line whose indices'
+# boxes differ by more than this factor in their longer sides are of two prints all the same
+# (`_two_prints`). t4 7289 and 7549: hidden cards inferred in a gap between two decks' cards
+# of a column, whose indices sit at their own places on the card. Detector corners: t4 608 ->
+# 610 (meld exact 87.06 -> 87.11%), val the same, test the same deals (meld exact 88.97 ->
+# 88.93%: test 729's hidden eight, in such a gap, no longer inferred); perfect corners the
+# same (their boxes split cleanly); from a seat 150 -> 149 (419, not readable: perspective
+# makes a column's near indices larger). 1.25 loses test 879 and 1489, 1.5 gains t4 7549 alone;
+# asked by the fan rules about a whole stack too, the same from above and 148 from a seat
+# (docs/LAYOUT.md, session 57).
 PRINT_SIDES_APART = 1.4
 
 
