@@ -2195,8 +2195,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     else:
         cards, stacks, typical_h, geo, stack_team = _read_cards(corners, used_ids, image_size, geo)
     _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, used_ids),
-                        dict(zip(used_ids.tolist(), long_sides(corners.boxes[used_ids]).tolist(),
-                                 strict=True)))
+                        long_sides(corners.boxes))
     if look is not None:
         _look_at_hidden(cards, stacks, corners, look)
         _look_along_lines(cards, stacks, corners, look, typical_h, find)
@@ -3225,7 +3224,7 @@ def _inside_its_line(cards: list[CardReading], stack: list[int], i: int, rank: s
 
 def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
                         card_h: float, prints: dict[int, int] | None = None,
-                        sides: dict[int, float] | None = None) -> None:
+                        sides: np.ndarray | None = None) -> None:
     """Add the cards a gap in a column or row shows to be hidden (under a hand, a finger).
 
     A team's columns are laid with one step, and a row with its own: a gap of m steps
@@ -3233,8 +3232,8 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     naturals of the stack's rank. They are added with no corners, low confidence and a
     note for the review list. `prints` (corner number -> print size, `_print_groups`)
     holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`); where the
-    photo's indices fall into no two print sizes, `sides` (corner number -> its box's longer
-    side) tells the gap's two cards' prints apart (`_two_prints`). A fan's gaps
+    photo's indices fall into no two print sizes, `sides` (each corner's box's longer side,
+    by corner number) tells the gap's two cards' prints apart (`_two_prints`). A fan's gaps
     are read along its arc (`_infer_fan_gaps`); before a column's are read, a second box
     lying on one of its cards' places is taken out of it (`_leave_out_second_box`), so
     the gaps are measured between cards only.
@@ -3875,14 +3874,13 @@ PRINT_SIDES_APART = 1.4
 
 
 def _two_prints(cards: list[CardReading], ids: list[int], prints: dict[int, int] | None,
-                sides: dict[int, float] | None = None) -> bool:
+                sides: np.ndarray | None = None) -> bool:
     """Whether the cards `ids` show indices of two print sizes (by `prints`, else by their
     boxes' `sides`, `PRINT_SIDES_APART`)."""
     if prints is None:
         if sides is None:
             return False
-        own = [sides[cards[i].corner_ids[0]] for i in ids
-               if cards[i].corner_ids and cards[i].corner_ids[0] in sides]
+        own = [sides[cards[i].corner_ids[0]] for i in ids if cards[i].corner_ids]
         return len(own) > 1 and max(own) > PRINT_SIDES_APART * min(own)
     return len({prints.get(cards[i].corner_ids[0]) for i in ids if cards[i].corner_ids}) > 1
 

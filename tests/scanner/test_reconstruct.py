@@ -2856,8 +2856,8 @@ def test_a_box_between_two_neighbouring_indices_of_a_row_is_no_card(monkeypatch,
     assert sorted(map(tuple, team_melds(reading, 0))) == [("A",) * aces, ("K",) * 3]
 
 
-@pytest.mark.parametrize("sides, hidden", [({0: 30.0, 1: 30.0, 2: 20.0, 3: 30.0, 4: 30.0}, 0),
-                                           ({0: 30.0, 1: 30.0, 2: 25.0, 3: 30.0, 4: 30.0}, 1),
+@pytest.mark.parametrize("sides, hidden", [([30.0, 30.0, 20.0, 30.0, 30.0], 0),
+                                           ([30.0, 30.0, 25.0, 30.0, 30.0], 1),
                                            (None, 1)])
 def test_a_gap_next_to_another_print_s_card_hides_none_unless_it_fits_two_steps(sides, hidden):
     # a column of queens 60 px apart, its third card of another deck 100 px (1.7 steps) past
@@ -2869,5 +2869,6 @@ def test_a_gap_next_to_another_print_s_card_hides_none_unless_it_fits_two_steps(
     places = [1000.0, 1060.0, 1160.0, 1220.0, 1280.0]
     cards = [CardReading(rank="Q", corner_ids=[i], center=(1030.0, y), angle=0.0, confidence=0.9,
                          fully_visible=i == 4, stack=0, team=0) for i, y in enumerate(places)]
-    _infer_hidden_cards(cards, [[0, 1, 2, 3, 4]], 300.0, None, sides)
+    _infer_hidden_cards(cards, [[0, 1, 2, 3, 4]], 300.0, None,
+                        None if sides is None else np.array(sides))
     assert len(cards) - len(places) == hidden
