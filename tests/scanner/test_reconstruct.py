@@ -2872,3 +2872,18 @@ def test_a_gap_next_to_another_print_s_card_hides_none_unless_it_fits_two_steps(
     _infer_hidden_cards(cards, [[0, 1, 2, 3, 4]], 300.0, None,
                         None if sides is None else np.array(sides))
     assert len(cards) - len(places) == hidden
+
+
+@pytest.mark.parametrize("overlap, tens", [(0.4, 4), (1.01, 5)])
+def test_an_unsure_box_over_the_gap_between_two_indices_is_no_card(monkeypatch, overlap, tens):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 0's row of four
+    tens and a 2, and a box at 0.31 on the gap between two tens' indices, covering one of them.
+    An unsure corner between two sure neighbours of its rank, over one of their indices
+    (`NEIGHBOURS_OVERLAP`), is no card: the row is four tens; without the check, five."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "NEIGHBOURS_OVERLAP", overlap)
+    corners, size = _fixture_corners("box_between_tens.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert ["10"] * tens + ["2"] in team_melds(reading, 0)
