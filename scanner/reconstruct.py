@@ -2351,9 +2351,8 @@ def _far_from_the_table(corners: Corners, by_reading: np.ndarray, firm: np.ndarr
 # two neighbouring indices of a row, not a card: no index fits between them. Val 2038: a row of
 # aces 1.6 index widths apart, a box read A (1.00, score 0.35) straddling the third and fourth
 # aces' indices counted a seventh ace. Detector corners: val 206 -> 207, test and t4 the same;
-# 3.0 alike; the same check on the corners from the supported floor too: val +2 (2258, 1818),
-# t4 +2 -1, test -1 (1069: a fan of tens whose unsure cards lie between sure ones 1.2 to 2.0
-# index lengths apart; docs/LAYOUT.md, session 57).
+# 3.0 alike (docs/LAYOUT.md, session 57). The corners from the supported floor are held to
+# it too, where they also cover a neighbour's index (`NEIGHBOURS_OVERLAP`).
 NEIGHBOURS_APART = 2.2
 NEIGHBOURS_TURN = 20.0  # read the same way: within this many degrees
 # An unsure corner (from the supported floor, under the layout's gate) there is such a box
