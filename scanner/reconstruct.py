@@ -2374,11 +2374,12 @@ def _between_neighbours(corners: Corners, by_reading: np.ndarray, firm: np.ndarr
     centres, boxes = corners.centers, corners.boxes
     sides = boxes[:, 2:] - boxes[:, :2]
     firm_ids = np.flatnonzero(firm)
-    for k in np.flatnonzero(by_reading):
-        # how much of this box each box covers, as a share of its area
-        inter = np.clip(np.minimum(boxes[:, 2:], boxes[k, 2:]) - np.maximum(boxes[:, :2], boxes[k, :2]),
-                        0.0, None).prod(axis=1)
-        covered = inter / max(float(np.prod(sides[k])), 1e-6)
+    ids = np.flatnonzero(by_reading)
+    if not len(ids):
+        return out
+    inter, area = _box_overlaps(boxes)
+    covered = inter / np.maximum(area[:, None], 1e-6)  # (k, m): the share of box k under box m
+    for k in ids:
         same = firm_ids[(corners.class_ids[firm_ids] == corners.class_ids[k])
                         & (_angle_diff(corners.angle[firm_ids], corners.angle[k]) < NEIGHBOURS_TURN)]
         for n, a in enumerate(same):
@@ -2394,7 +2395,7 @@ def _between_neighbours(corners: Corners, by_reading: np.ndarray, firm: np.ndarr
                 t = float(rel @ way) / apart
                 across = abs(float(rel @ np.array([-way[1], way[0]])))
                 if apart < NEIGHBOURS_APART * length and 0.3 < t < 0.7 and across < 0.3 * length \
-                        and max(covered[a], covered[b]) >= overlap:
+                        and max(covered[k, a], covered[k, b]) >= overlap:
                     out[k] = True
     return out
 
