@@ -2141,14 +2141,13 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     maybe_letters = (joker_letters(corners, np.ones(len(corners), bool)) & ~letters).any()
     floor = min_confidence if supported_confidence is None else supported_confidence
     used = (corners.confidence >= min_confidence) & ~letters
+    sure = used.copy()  # sure by the detector's score
     if supported_confidence is not None:
         # an unsure corner the reader is sure of: unsure by the detector's score alone
         used |= ((corners.confidence >= max(SURE_READING_FLOOR, floor))
                  & (corners.rank_confidence >= SURE_READING) & ~letters)
-        used &= ~_far_from_the_table(corners, used & (corners.confidence < min_confidence),
-                                     used & (corners.confidence >= min_confidence))
-        used &= ~_between_neighbours(corners, used & (corners.confidence < min_confidence),
-                                     used & (corners.confidence >= min_confidence))
+        used &= ~_far_from_the_table(corners, used & ~sure, sure)
+        used &= ~_between_neighbours(corners, used & ~sure, sure)
         used |= ((corners.confidence >= floor) & (corners.class_ids == INDEX_CLASSES.index("3R"))
                  & (corners.rank_confidence >= RED_THREE_READING) & ~letters)
         # a red three beside another in a row: from the faint floor, however unsurely read
@@ -2157,9 +2156,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
             used |= _red_threes_in_a_row(corners, used, floor, red_floor) & ~letters
     candidates = (corners.confidence >= floor) & ~used & ~letters
     # an unsure box on the gap between two sure neighbours, over one of their indices
-    candidates &= ~_between_neighbours(corners, candidates,
-                                       used & (corners.confidence >= min_confidence),
-                                       NEIGHBOURS_OVERLAP)
+    candidates &= ~_between_neighbours(corners, candidates, sure, NEIGHBOURS_OVERLAP)
     first = None  # the reading with the unsure corners: (its corners, its result)
     if (candidates.any() or maybe_letters) and used.any():
         first_ids = np.flatnonzero(used | candidates)
@@ -3450,7 +3447,7 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
         centres = (found[:, :2] + found[:, 2:]) / 2
         clear = np.ones(len(unread), bool) if not held else \
             np.linalg.norm(centres[:, None] - corners.centers[held][None], axis=-1).min(axis=1) \
-            >= FOUND_HELD * (found[:, 2:] - found[:, :2]).max(axis=1)
+            >= FOUND_HELD * long_sides(found)
         for j, p, ok in zip(unread, found_probs, clear, strict=True):
             rank = where[j][1]
             if ok and p[INDEX_CLASSES.index(rank)] >= LOOK_FOUND:
