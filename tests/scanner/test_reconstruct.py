@@ -2887,3 +2887,19 @@ def test_an_unsure_box_over_the_gap_between_two_indices_is_no_card(monkeypatch, 
     reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
                          faint_confidence=0.08)
     assert ["10"] * tens + ["2"] in team_melds(reading, 0)
+
+
+@pytest.mark.parametrize("inside, kings", [(0.7, 8), (0.0, 6)])
+def test_two_decks_indices_ending_together_in_a_row_are_two_cards(monkeypatch, inside, kings):
+    """The detector's corners of a test photo (tests/fixtures/layouts): a row of eight kings
+    of two decks, a tango king's wide index and the next anglo_modern king's narrow one boxed
+    15 px apart, their inner corners 8 px apart. Boxes sharing a corner are one index only
+    when the smaller lies mostly inside the other (`TWIN_INSIDE`): eight kings; with any
+    overlap (until session 58) two of those pairs were one king each."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "TWIN_INSIDE", inside)
+    corners, size = _fixture_corners("two_decks_row_of_kings.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert ["K"] * kings in team_melds(reading, 1)
