@@ -3260,7 +3260,9 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     note for the review list. `prints` (corner number -> print size, `_print_groups`)
     holds a gap between two decks' cards to a closer fit (`MIXED_GAP_FIT`); where the
     photo's indices fall into no two print sizes, `sides` (each corner's box's longer side,
-    by corner number) tells the gap's two cards' prints apart (`_two_prints`). A fan's gaps
+    by corner number) tells the gap's two cards' prints apart (`_two_prints`). A wide gap
+    (`MISREAD_END_GAP`) to a card past the line's end counted as its rank against its own
+    reading hides nothing: that card is print away from the line. A fan's gaps
     are read along its arc (`_infer_fan_gaps`); before a column's are read, a second box
     lying on one of its cards' places is taken out of it (`_leave_out_second_box`), so
     the gaps are measured between cards only.
@@ -3341,6 +3343,9 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
             start = np.array(cards[stack[order[g]]].center)
             # between two wilds the hidden card is most likely a wild too; else a natural
             before, after = cards[stack[order[g]]], cards[stack[order[g + 1]]]
+            if m >= MISREAD_END_GAP and ((g == 0 and _misread(before))
+                                         or (g == len(gaps) - 1 and _misread(after))):
+                continue  # a misread far past the line's end: print elsewhere, not its card
             guess = "2" if before.is_wild and after.is_wild else rank
             _add_hidden(cards, stack, k, team, guess, angle,
                         [start + direction * step * extra for extra in range(1, m)],
@@ -3559,6 +3564,15 @@ def _regular_steps(gaps) -> list[float]:
 # 88.20%; perfect corners val 237 -> 238, t4 723 -> 725; 0.1 loses a t4 deal, 0.2-0.3 win
 # fewer; docs/LAYOUT.md, session 51)
 TEAM_STEP_OFF = 0.15
+# no card is hidden in a gap of this many steps or more between a line's last card and one
+# counted as its rank against its own reading (`_misread`) past it: such a card is print
+# away from the line (t4 8719: a king's box at 0.37 on no index, three steps past a column
+# of eight jacks, was counted as a jack and two jacks inferred hidden before it; the readers
+# read jokers at their places). The detector's corners: t4 612 -> 613, from a seat 151 ->
+# 152, test and val the same; perfect corners the same; any gap of two steps or more loses
+# a test meld (119: a six read as a five a gap of two past its column); docs/LAYOUT.md,
+# session 58
+MISREAD_END_GAP = 3
 
 
 # A fan's cards turn by one angle step each (7-10 degrees in the data engine's fans; the

@@ -2903,3 +2903,22 @@ def test_two_decks_indices_ending_together_in_a_row_are_two_cards(monkeypatch, i
     reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
                          faint_confidence=0.08)
     assert ["K"] * kings in team_melds(reading, 1)
+
+
+@pytest.mark.parametrize("gap, jacks", [(3, 8), (99, 10)])
+def test_no_card_hidden_before_a_misread_far_past_a_column(monkeypatch, gap, jacks):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 0's column of
+    eight jacks, and a king's box on no index three steps past its end, counted as a jack
+    by the misread fix. A gap of `MISREAD_END_GAP` steps or more to such a card hides no
+    card: eight jacks; without the rule two cards were inferred hidden in the gap (the pack
+    holding no more jacks, they stood as wilds)."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "MISREAD_END_GAP", gap)
+    corners, size = _fixture_corners("false_king_past_a_column_of_jacks.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         tilted_confidence=0.35, faint_confidence=0.08)
+    (meld,) = [m for m in reading.team_melds(0) if m.rank == "J"]
+    hidden = [i for i in meld.card_ids if not reading.cards[i].corner_ids]
+    assert meld.naturals == 8
+    assert len(meld.card_ids) == jacks and len(hidden) == jacks - 8
