@@ -3570,7 +3570,7 @@ TEAM_STEP_OFF = 0.15
 # of eight jacks, was counted as a jack and two jacks inferred hidden before it; the readers
 # read jokers at their places). The detector's corners: t4 612 -> 613, from a seat 151 ->
 # 152, test and val the same; perfect corners the same; any gap of two steps or more loses
-# a test meld (119: a six read as a five a gap of two past its column); docs/LAYOUT.md,
+# a test meld (119: a six read as a 9 two steps past its column); docs/LAYOUT.md,
 # session 58
 MISREAD_END_GAP = 3
 
