@@ -2922,3 +2922,29 @@ def test_no_card_hidden_before_a_misread_far_past_a_column(monkeypatch, gap, jac
     hidden = [i for i in meld.card_ids if not reading.cards[i].corner_ids]
     assert meld.naturals == 8
     assert len(meld.card_ids) == jacks and len(hidden) == jacks - 8
+
+
+def test_a_pair_with_a_whole_card_read_two_ways_is_a_meld_of_three(monkeypatch):
+    """The detector's corners of a test photo (tests/fixtures/layouts): team 1's column of
+    an orell 6, a joker and a whole 6, the first six's only index read as a 10 (0.29, left
+    out), the whole six's top index as a 10 and its bottom index as a 6. The six and the
+    joker are the whole of their stack, and no meld has two cards: the third is counted
+    unseen, as a six. Held back where a card's corners read two ranks (until session 58),
+    the two stood apart as no meld."""
+    import scanner.reconstruct as reconstruct
+
+    corners, size = _fixture_corners("pair_with_a_whole_card_read_two_ways.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert team_melds(reading, 1) == [["6", "6", "JK"]]
+    (meld,) = reading.team_melds(1)
+    assert any("a meld needs" in p for p in meld.problems)
+
+    in_a_line = reconstruct._pair_in_a_line
+    monkeypatch.setattr(reconstruct, "_pair_in_a_line", lambda cards, stacks, pair: (
+        in_a_line(cards, stacks, pair) and not any(
+            n.startswith("its corners read different ranks")
+            for i in pair for n in cards[i].notes)))
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert team_melds(reading, 1) == []
