@@ -2991,6 +2991,15 @@ DUPLICATE_ANY_TURN_IOU = 0.4
 # whole and once its upper half, both at 0.75-0.8 (u13). Val deals 72.73 -> 73.11%, u13
 # 40.66 -> 41.76%, test and v52 the same, perfect corners the same (docs/LAYOUT.md, session 24).
 DUPLICATE_INSIDE = 0.9
+# An unsure box (under 0.7) overlapping more than this (IoU) a sure one (`LAYOUT_MIN_CONFIDENCE`)
+# of another rank, read a quarter turn or more (`MISREAD_QUARTER`) from it, is that index boxed
+# again and misread (t4 4559: a king's index in a column of kings also boxed as a jack, 0.57,
+# read 150 degrees turned, IoU 0.31; as a second jack on team 0's side it kept the jacks'
+# squared-up canasta from being one). The detector's corners: t4 613 -> 614, from a seat 152 ->
+# 153, test and val the same; perfect corners the same. 0.1 to 0.3 alike; with no turn asked,
+# 0.3 also val +1 but two t4 red threes lost; with neither box sure, a t4 deal lost
+# (docs/LAYOUT.md, session 58)
+DUPLICATE_OTHER_RANK_IOU = 0.2
 # two indices of one rank whose outer corners lie closer than this (card heights) are one
 TWIN_CORNER = 0.06
 # ... when the smaller box lies this much inside the other (a box on part of the glyph). Test
@@ -3078,7 +3087,9 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     kde-oxygen-white 9 read at 60 and at 352 degrees on one box; such a natural was
     counted twice in its meld). A box lying almost wholly inside another of its rank,
     read the same way, is one index whatever the confidences (a tall index boxed once
-    whole and once its upper half).
+    whole and once its upper half). An unsure box of any rank overlapping a sure one
+    (`DUPLICATE_OTHER_RANK_IOU`) and read a quarter turn or more from it is a second box
+    on that index, misread.
     """
     centres = corners.centers
     size = np.minimum(corners.heights, corners.boxes[:, 2] - corners.boxes[:, 0])
@@ -3092,6 +3103,9 @@ def _duplicates(corners: Corners) -> tuple[np.ndarray, dict[int, list[int]]]:
     same_spot |= same_rank & unsure & (overlap > DUPLICATE_IOU) & (turn < 60)
     same_spot |= same_rank & unsure & (overlap > DUPLICATE_ANY_TURN_IOU)
     same_spot |= same_rank & (_box_inside(corners.boxes) > DUPLICATE_INSIDE) & (turn < 60)
+    sure = np.maximum(corners.confidence[:, None], corners.confidence[None, :]) \
+        >= LAYOUT_MIN_CONFIDENCE
+    same_spot |= unsure & sure & (overlap > DUPLICATE_OTHER_RANK_IOU) & (turn >= MISREAD_QUARTER)
     return _keep_surest(same_spot, corners.confidence)
 
 

@@ -2948,3 +2948,23 @@ def test_a_pair_with_a_whole_card_read_two_ways_is_a_meld_of_three(monkeypatch):
     reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
                          faint_confidence=0.08)
     assert team_melds(reading, 1) == []
+
+
+@pytest.mark.parametrize("iou, squared_jacks", [(0.2, True), (1.1, False)])
+def test_a_box_of_another_rank_turned_on_a_sure_index_is_no_card(monkeypatch, iou,
+                                                                 squared_jacks):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 0's column of
+    seven kings and a squared-up canasta of jacks; one king's index was also boxed as a
+    jack (0.57), read 150 degrees turned from the king's box (0.68). An unsure box
+    overlapping a sure one of another rank (`DUPLICATE_OTHER_RANK_IOU`) and read a quarter
+    turn or more from it is that index again: the jack is alone on its side, a squared-up
+    canasta. Without the rule the false jack joined it, and two jacks are no meld."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "DUPLICATE_OTHER_RANK_IOU", iou)
+    corners, size = _fixture_corners("jack_box_on_a_king.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    melds = {m.rank: m for m in reading.team_melds(0)}
+    assert melds["K"].naturals == 7
+    assert ("J" in melds and melds["J"].squared) == squared_jacks
