@@ -2018,14 +2018,13 @@ def test_a_column_read_unsurely_throughout_stands_on_the_lattice_that_fits_it_wh
 
 
 @pytest.mark.parametrize("joker_read, counted", [(0.95, ["K", "K", "K", "K", "JK"]),
-                                                  (0.6, ["K"] * 5)])
+                                                  (0.6, ["K", "K", "K", "K", "JK"]),
+                                                  (0.45, ["K"] * 5), (0.25, ["K"] * 5)])
 def test_a_hidden_card_whose_index_reads_as_a_joker_where_it_lies_is_a_joker(joker_read,
                                                                              counted):
     # the detector found no corner on the joker in the middle of a column of kings: the gap
     # says a card lies there, counted as a king, unless the reader, asked about the place
-    # of its index, reads a joker there surely
-    from scanner.reconstruct import LOOK_WILD
-
+    # of its index, reads a joker there surer than a king (and `LOOK_WILD` or more)
     scene = scene_from_placements(column(["KH", "KS", "JK", "KD", "KC"], 1000, 1700), W, H)
     corners = corners_from_scene(scene, np.random.default_rng(1))
     corners = corners.select(np.flatnonzero(corners.class_ids != CLASS_ID["JK"]))
@@ -2041,8 +2040,8 @@ def test_a_hidden_card_whose_index_reads_as_a_joker_where_it_lies_is_a_joker(jok
 
     reading = read_table(corners, (W, H), look=look)
     assert sorted(team_melds(reading, 0)[0]) == sorted(counted)
-    assert (joker_read >= LOOK_WILD) == any("read where it lies" in r["message"]
-                                            for r in reading.review)
+    assert ("JK" in counted) == any("read where it lies" in r["message"]
+                                    for r in reading.review)
     # asked once, about the joker's own index (its top-left corner, the one that shows)
     (boxes,) = asked
     index = np.asarray(next(ix["box"] for ix in joker["indices"] if ix["visible"] >= 0.5))
