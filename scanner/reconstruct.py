@@ -3417,7 +3417,7 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
         return
     probs = np.asarray(look(np.array(boxes)))
     for k, p in zip(hidden, probs, strict=True):
-        counted = p[INDEX_CLASSES.index(cards[k].rank)] if cards[k].rank in INDEX_CLASSES else 0.0
+        counted = p[INDEX_CLASSES.index(cards[k].rank)]
         for wild in sorted(WILD_CLASSES):
             read = p[INDEX_CLASSES.index(wild)]
             if read >= LOOK_WILD and read > counted and cards[k].rank != wild:
