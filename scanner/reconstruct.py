@@ -3843,7 +3843,12 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
 
     Two stacks of one team are one column when they point the same way, lie on one line,
     their natural ranks agree, and the upper part's last card is covered (a column's
-    last card, fully visible, has nothing below it). The emptied stack stays as [].
+    last card, fully visible, has nothing below it). The line is measured across the
+    longer part's direction: a lone card's own is read a few degrees off, which over a
+    hidden middle of a card height or more puts the parts apart (val 2978: a ten read at
+    192 degrees, 1.4 card heights above two tens at 188; detector corners val 208 -> 209,
+    perfect corners val 241 -> 242, test, t4 and from a seat the same; docs/LAYOUT.md,
+    session 58). The emptied stack stays as [].
     """
     changed = True
     while changed:
@@ -3877,7 +3882,9 @@ def _join_split_columns(cards: list[CardReading], stacks: list[list[int]], card_
                             and _angle_diff(ang_a, angle_of[b] + 180.0) <= 8)
                     if not turn:
                         continue
-                up, right = _unit_vectors(np.array([ang_a]))
+                # across the line of the longer part, whose direction more cards tell
+                along = angle_of[b] if len(stacks[b]) > len(stacks[a]) else ang_a
+                up, right = _unit_vectors(np.array([along]))
                 pa = np.array([cards[i].center for i in stacks[a]])
                 pb = np.array([cards[i].center for i in stacks[b]])
                 down_a, down_b = -(pa @ up[0]), -(pb @ up[0])

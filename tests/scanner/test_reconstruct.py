@@ -2967,3 +2967,18 @@ def test_a_box_of_another_rank_turned_on_a_sure_index_is_no_card(monkeypatch, io
     melds = {m.rank: m for m in reading.team_melds(0)}
     assert melds["K"].naturals == 7
     assert ("J" in melds and melds["J"].squared) == squared_jacks
+
+
+def test_a_column_hidden_in_the_middle_is_joined_across_its_longer_part():
+    """The detector's corners of a val photo (tests/fixtures/layouts): team 1's column of
+    seven tens whose middle four show no index; one ten above the gap read at 192 degrees,
+    two below at 188. The two parts lie on one line across the longer part's direction (the
+    lone card's own, four degrees off, puts them a tenth of a card apart over the gap), so
+    they are one column and the gap hides four tens: seven. Measured across the lone card's
+    direction (until session 58), three tens."""
+    corners, size = _fixture_corners("column_of_tens_under_a_hand.corners.json")
+    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    (tens,) = [m for m in reading.team_melds(1) if m.rank == "10"]
+    hidden = [i for i in tens.card_ids if not reading.cards[i].corner_ids]
+    assert (tens.naturals, tens.wilds, len(hidden)) == (7, [], 4)
