@@ -20,6 +20,7 @@ from scanner.reconstruct import (
     MELD_CHECK,
     CardGeometry,
     CardReading,
+    TableReading,
     _assign_teams,
     _join_four_index_halves,
     _split_touching_melds,
@@ -2709,6 +2710,13 @@ def _fixture_corners(name: str) -> tuple[Corners, tuple[int, int]]:
                       np.array([r["rank_confidence"] for r in rows], np.float32))
     return corners, (data["image"]["width"], data["image"]["height"])
 
+def _read_fixture(name: str, **gates) -> TableReading:
+    """A layout fixture's corners read at scan's gates (the layout's 0.4, the supported
+    0.2, the faint 0.08), `gates` added or overriding."""
+    corners, size = _fixture_corners(name)
+    return read_table(corners, size, **({"min_confidence": 0.4, "supported_confidence": 0.2,
+                                          "faint_confidence": 0.08} | gates))
+
 
 @pytest.mark.parametrize("penalty", [0.75, 0.5])
 def test_a_jokers_two_indices_pair_before_its_bottom_index_and_a_neighbours_top(
@@ -2803,9 +2811,7 @@ def test_a_bottom_index_joins_no_top_index_of_another_print_size(monkeypatch, si
     import scanner.reconstruct as reconstruct
 
     monkeypatch.setattr(reconstruct, "JOIN_SIDES", sides)
-    corners, size = _fixture_corners("two_decks_red_threes.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("two_decks_red_threes.corners.json")
     assert reading.red_threes == [0, threes]
 
 
@@ -2882,9 +2888,7 @@ def test_an_unsure_box_over_the_gap_between_two_indices_is_no_card(monkeypatch, 
     import scanner.reconstruct as reconstruct
 
     monkeypatch.setattr(reconstruct, "NEIGHBOURS_OVERLAP", overlap)
-    corners, size = _fixture_corners("box_between_tens.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("box_between_tens.corners.json")
     assert ["10"] * tens + ["2"] in team_melds(reading, 0)
 
 
@@ -2898,9 +2902,7 @@ def test_two_decks_indices_ending_together_in_a_row_are_two_cards(monkeypatch, i
     import scanner.reconstruct as reconstruct
 
     monkeypatch.setattr(reconstruct, "TWIN_INSIDE", inside)
-    corners, size = _fixture_corners("two_decks_row_of_kings.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("two_decks_row_of_kings.corners.json")
     assert ["K"] * kings in team_melds(reading, 1)
 
 
@@ -2914,9 +2916,7 @@ def test_no_card_hidden_before_a_misread_far_past_a_column(monkeypatch, gap, jac
     import scanner.reconstruct as reconstruct
 
     monkeypatch.setattr(reconstruct, "MISREAD_END_GAP", gap)
-    corners, size = _fixture_corners("false_king_past_a_column_of_jacks.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         tilted_confidence=0.35, faint_confidence=0.08)
+    reading = _read_fixture("false_king_past_a_column_of_jacks.corners.json", tilted_confidence=0.35)
     (meld,) = [m for m in reading.team_melds(0) if m.rank == "J"]
     hidden = [i for i in meld.card_ids if not reading.cards[i].corner_ids]
     assert meld.naturals == 8
@@ -2932,9 +2932,7 @@ def test_a_pair_with_a_whole_card_read_two_ways_is_a_meld_of_three(monkeypatch):
     the two stood apart as no meld."""
     import scanner.reconstruct as reconstruct
 
-    corners, size = _fixture_corners("pair_with_a_whole_card_read_two_ways.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("pair_with_a_whole_card_read_two_ways.corners.json")
     assert team_melds(reading, 1) == [["6", "6", "JK"]]
     (meld,) = reading.team_melds(1)
     assert any("a meld needs" in p for p in meld.problems)
@@ -2944,8 +2942,7 @@ def test_a_pair_with_a_whole_card_read_two_ways_is_a_meld_of_three(monkeypatch):
         in_a_line(cards, stacks, pair) and not any(
             n.startswith("its corners read different ranks")
             for i in pair for n in cards[i].notes)))
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("pair_with_a_whole_card_read_two_ways.corners.json")
     assert team_melds(reading, 1) == []
 
 
@@ -2961,9 +2958,7 @@ def test_a_box_of_another_rank_turned_on_a_sure_index_is_no_card(monkeypatch, io
     import scanner.reconstruct as reconstruct
 
     monkeypatch.setattr(reconstruct, "DUPLICATE_OTHER_RANK_IOU", iou)
-    corners, size = _fixture_corners("jack_box_on_a_king.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("jack_box_on_a_king.corners.json")
     melds = {m.rank: m for m in reading.team_melds(0)}
     assert melds["K"].naturals == 7
     assert ("J" in melds and melds["J"].squared) == squared_jacks
@@ -2976,9 +2971,7 @@ def test_a_column_hidden_in_the_middle_is_joined_across_its_longer_part():
     lone card's own, four degrees off, puts them a tenth of a card apart over the gap), so
     they are one column and the gap hides four tens: seven. Measured across the lone card's
     direction (until session 58), three tens."""
-    corners, size = _fixture_corners("column_of_tens_under_a_hand.corners.json")
-    reading = read_table(corners, size, min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
+    reading = _read_fixture("column_of_tens_under_a_hand.corners.json")
     (tens,) = [m for m in reading.team_melds(1) if m.rank == "10"]
     hidden = [i for i in tens.card_ids if not reading.cards[i].corner_ids]
     assert (tens.naturals, tens.wilds, len(hidden)) == (7, [], 4)
