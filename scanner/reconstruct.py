@@ -110,6 +110,9 @@ class CardReading:
     photo_outline: np.ndarray | None = field(default=None, repr=False)
     # what its confidence is worked out from (`card_evidence`, `CARD_CALIBRATION`)
     evidence: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    # a detector's second box on another card's index, left out (`_leave_out_unsurer`): no
+    # card, so not one of the pack's copies on the table
+    second_box: bool = field(default=False, repr=False)
 
     @property
     def is_wild(self) -> bool:
@@ -3728,6 +3731,7 @@ def _leave_out_unsurer(cards: list[CardReading], stack: list[int], pair: tuple[i
     if cards[weak].confidence >= SECOND_BOX_BELOW or len(cards[weak].corner_ids) != 1:
         return
     cards[weak].team = None
+    cards[weak].second_box = True
     cards[weak].notes.append(f"on the place of another card of its {line}: a second box on "
                              "that card's index, left out")
     stack.remove(weak)
@@ -3775,7 +3779,7 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
     """
     review = []
     on_sides = Counter(c.rank for c in cards if c.team is not None)
-    on_table = Counter(c.rank for c in cards)  # wilds: the pile's count too
+    on_table = Counter(c.rank for c in cards if not c.second_box)  # wilds: the pile's too
     for rank, n in sorted(on_sides.items()):
         excess = n - PACK_LIMITS.get(rank, 8)
         if excess <= 0 or rank in WILD_CLASSES:
@@ -4122,7 +4126,9 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
                                 "in any meld", cards=[w], team=card.team))
 
     _rehome_surplus_wilds(cards, naturals, wild_home, card_h)
-    on_table = Counter(c.rank for c in cards)
+    # a second box on an index is no card: t4 11069's extra queen box left the pack no room
+    # for a squared-up canasta of queens under the one lying alone
+    on_table = Counter(c.rank for c in cards if not c.second_box)
     melds: list[MeldReading] = []
     for (team, rank), ids in sorted(naturals.items(), key=lambda kv: (kv[0][0], min(kv[1]))):
         wild_ids = [w for w, home in wild_home.items() if home == (team, rank)]

@@ -2975,3 +2975,17 @@ def test_a_column_hidden_in_the_middle_is_joined_across_its_longer_part():
     (tens,) = [m for m in reading.team_melds(1) if m.rank == "10"]
     hidden = [i for i in tens.card_ids if not reading.cards[i].corner_ids]
     assert (tens.naturals, tens.wilds, len(hidden)) == (7, [], 4)
+
+
+def test_a_second_box_left_out_leaves_the_pack_room_for_a_squared_canasta():
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 1's queen lies
+    alone (a squared-up canasta of queens), team 0 melds four queens in a fan, and a second
+    box on one of the fan's indices reads a sixth queen, left out. That box is no card: the
+    table holds five queens, so the pack has four left for the canasta under the lone one.
+    Counted as a card (until session 59), it left three, and the queen was no meld."""
+    reading = _read_fixture("squared_queens_beside_a_second_box.corners.json")
+    boxes = [c for c in reading.cards if c.second_box]
+    assert [c.rank for c in boxes] == ["Q"] and boxes[0].team is None
+    queens = {m.team: m for m in reading.melds if m.rank == "Q"}
+    assert not queens[0].squared and queens[0].naturals == 4
+    assert queens[1].squared and queens[1].naturals >= 4
