@@ -3443,6 +3443,11 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
 LOOK_PAST = 0.65
 # the gaps looked into, in the line's steps
 LOOK_GAP = (1.6, 2.5)
+# a column whose cards spread wider than this many card heights across it is none to look
+# along (test 119: seven aces laid by hand 0.43 card heights from side to side, one hidden in
+# a gap of 2.4 steps; 0.4 until session 59: test meld exact 89.02 -> 89.07%, t4 87.22 ->
+# 87.23%, no deal moved on any set; 0.6 test alike, t4 none; docs/LAYOUT.md, session 59)
+LOOK_ACROSS = 0.5
 # A place guessed from a line's step lies up to a third of an index off its card's index
 # (test 1689: a column's front seven 11 px below the place, its index 20 px tall), and a
 # crop that far off reads unsurely (0.31 where the index's own box reads 0.78). Where
@@ -3534,7 +3539,7 @@ def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
     order = np.argsort(down)
     gaps = np.diff(down[order])
     step = float(np.median(gaps))
-    if (np.ptp(pts @ right) > 0.4 * card_h or gaps.min() < 0.1 * card_h
+    if (np.ptp(pts @ right) > LOOK_ACROSS * card_h or gaps.min() < 0.1 * card_h
             or not 0.12 * card_h < step < 0.7 * card_h):
         return []
     out = []
@@ -4138,8 +4143,12 @@ def _form_melds(cards: list[CardReading], stacks: list[list[int]],
         meld_stacks = {cards[i].stack for i in member_ids}
         # a card lying alone (some decks print a single index, so one corner may be all)
         alone = len(member_ids) == 1 and len(stacks[cards[member_ids[0]].stack]) == 1
-        # cards of this rank the pack still has for a squared canasta under this one
-        left = PACK_LIMITS.get(rank, 8) - (on_table[rank] - 1)
+        # cards of this rank the pack still has for a squared canasta under this one: the
+        # teams' cards counted, not a pile's, whose overlapped cards are read least surely
+        # (t4 3689: a discard read as a sixth queen, 0.93, left four queens' meld and a
+        # lone queen no room for a squared-up canasta; t4 616 -> 617)
+        on_sides = sum(c.rank == rank and c.team is not None for c in cards)
+        left = PACK_LIMITS.get(rank, 8) - (on_sides - 1)
         if alone and left >= 4:
             # One visible card lying alone: a squared-up canasta seen from above. Its top
             # card's colour says natural or mixed; the counts are a guess.

@@ -2989,3 +2989,33 @@ def test_a_second_box_left_out_leaves_the_pack_room_for_a_squared_canasta():
     queens = {m.team: m for m in reading.melds if m.rank == "Q"}
     assert not queens[0].squared and queens[0].naturals == 4
     assert queens[1].squared and queens[1].naturals >= 4
+
+
+def test_a_pile_s_card_takes_no_room_from_a_squared_canasta():
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 0's queen lies
+    alone (a squared-up canasta), team 1 melds four queens, and a card of the discard pile
+    between the teams reads a queen (0.93; the pile holds a ten and an ace). The pack's room
+    for the canasta under the lone queen counts the teams' queens, five: four left. Counted
+    with the pile's (until session 59), three, and the queen was no meld."""
+    reading = _read_fixture("squared_queen_beside_a_pile.corners.json")
+    assert [c.role for c in reading.cards if c.rank == "Q" and c.team is None] == ["left_out"]
+    queens = {m.team: m for m in reading.melds if m.rank == "Q"}
+    assert queens[0].squared and queens[0].naturals >= 4
+    assert not queens[1].squared and queens[1].naturals == 4
+
+
+@pytest.mark.parametrize("across, looked", [(0.45, True), (0.55, False)])
+def test_a_column_laid_unevenly_by_hand_is_still_looked_along(across, looked):
+    # the column of kings with a gap (above), its cards laid from side to side by hand over
+    # `across` card heights (test 119: seven aces over 0.43, one hidden in a gap): the gap's
+    # middle is a place to look at up to LOOK_ACROSS (0.5) card heights; a wider spread is
+    # no column
+    from scanner.reconstruct import LOOK_ACROSS, _column_places
+
+    corners, cards, stacks = _kings_with_a_gap()
+    shift = across * 200.0
+    for card, dx in zip(cards, [0.0, shift, 0.0, shift / 2], strict=True):
+        card.center = (card.center[0] + dx, card.center[1])
+    places = _column_places(cards, stacks[0], corners, 200.0)
+    assert (across < LOOK_ACROSS) is looked
+    assert any(abs(centre[1] - 1168.0) < 1.0 for _, centre, _ in places) is looked
