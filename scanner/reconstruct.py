@@ -362,6 +362,7 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
     # how unlike two boxes are, shorter and longer side apart (n, n, 2)
     side_ratio = np.abs(np.log(sides[:, None, :] / sides[None, :, :]))
     one_glyph = (side_ratio < math.log(1.3)).all(-1)
+    deck = print_sizes(long_sides(corners.boxes))  # two decks' print sizes, if two
     pairs: list[tuple[float, int, int, int, int]] = []
     # Opposite indices: TL+BR (both left-type) or, on decks printing all four corners,
     # TR+BL (both right-type) or TL+BL; side by side (four-index decks only): TL+TR.
@@ -390,9 +391,11 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             # small a card): the top index of the card a step back in a column or row,
             # when the detector missed the card's own, lies off it by half a step.
             along_diagonal = off_diagonal < LOOSE_OFF_DIAGONAL
+            cut_short = allowed & same_rank & ~alike & (dist < limit)
+            if deck is not None:
+                cut_short &= (deck[:, None] == deck[None, :]) | (dist < CUT_SHORT_FIT * limit)
             loose = allowed & same_rank & (alike | _cut_short_alike(
-                side_ratio, allowed & same_rank & ~alike & (dist < limit), cand[:, 0], centres,
-                angles, scale, geo)) & (
+                side_ratio, cut_short, cand[:, 0], centres, angles, scale, geo)) & (
                 (dist < 1.4 * limit) | ((dist < 1.75 * limit) & along_diagonal)
                 | _turned_diagonal(*diagonals))
             np.fill_diagonal(loose, False)
@@ -458,6 +461,14 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
 # (`_cut_short_alike`).
 CUT_SHORT_ALONG = 1.8
 CUT_SHORT_ACROSS = 1.35
+# Where the photo's boxes fall into two print sizes (`print_sizes`), an index of each is one
+# card cut short only where they fit its diagonal within this share of the pairing tolerance:
+# t4 3009, a kde-oxygen-white queen's small top index and an anglo_modern queen's tall bottom
+# index of two cards side by side fit one card at 0.94 of it (a tango king cut short, t4 7189,
+# at 0.18). Detector corners: t4 617 -> 618, test and val the same; from a seat 153 (meld exact
+# 82.47 -> 82.52%); perfect corners the same (0.5 alike; for every photo, from a seat -1;
+# docs/LAYOUT.md, session 59).
+CUT_SHORT_FIT = 0.75
 
 
 def _cut_short_alike(side_ratio: np.ndarray, candidates: np.ndarray, centres_left: np.ndarray,

@@ -3019,3 +3019,21 @@ def test_a_column_laid_unevenly_by_hand_is_still_looked_along(across, looked):
     places = _column_places(cards, stacks[0], corners, 200.0)
     assert (across < LOOK_ACROSS) is looked
     assert any(abs(centre[1] - 1168.0) < 1.0 for _, centre, _ in places) is looked
+
+
+@pytest.mark.parametrize("fit, queens", [(0.75, 6), (1.0, 5)])
+def test_two_decks_indices_side_by_side_are_one_card_only_on_a_close_fit(monkeypatch, fit,
+                                                                          queens):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 0's six queens of
+    two decks, kde-oxygen-white's small top indices (49 px) and anglo_modern's tall bottom
+    indices (86 px). One card's small top index and the next card's tall bottom index fit one
+    card's diagonal at 0.94 of the pairing tolerance, close enough for a box cut short along
+    its glyph; across two print sizes such a pair must fit within `CUT_SHORT_FIT` of it. With
+    no such limit (until session 59) the two were one card: five queens."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "CUT_SHORT_FIT", fit)
+    reading = _read_fixture("two_decks_queens_side_by_side.corners.json")
+    (meld,) = [m for m in reading.team_melds(0) if m.rank == "Q"]
+    assert (meld.naturals, meld.wilds) == (queens, [])
+    assert all(not reading.cards[i].fully_visible for i in meld.card_ids) is (queens == 6)
