@@ -1346,6 +1346,27 @@ def _split_stretched_cards(cards: list[CardReading], stacks: list[list[int]],
             stack.append(len(cards) - 1)
 
 
+# A card whose two opposite indices read directions within `WHOLE_AGREE` degrees of a half
+# turn apart keeps its own direction where its stack's trend would turn it more than
+# `WHOLE_OWN_SHIFT` degrees (`_steadier_angles`). t4 10009: a row of seven nines, five read
+# 30-40 degrees off (the 6/9 reader's wide look on a held-out print), its front card whole and
+# read 178 and 359 at its two ends; turned with the row to 150, its two indices no longer made
+# one card, and the row read eight nines. Detector corners: val 209 -> 210, t4 618 -> 620
+# (3509, 10009), test the same; perfect corners val 242 -> 244; from a seat the same (153).
+# Shift 13-25: val 209; 9.5: t4 619; docs/LAYOUT.md, session 59.
+WHOLE_AGREE = 5.0
+WHOLE_OWN_SHIFT = 12.0
+
+
+def _indices_agree(card: CardReading, angles: np.ndarray) -> bool:
+    """Whether `card` is seen by two indices whose directions lie a half turn apart within
+    `WHOLE_AGREE` degrees (a whole card read alike at both ends)."""
+    if len(card.corner_ids) != 2:
+        return False
+    first, second = (float(angles[m]) for m in card.corner_ids)
+    return abs(float(_angle_diff(first, second)) - 180.0) < WHOLE_AGREE
+
+
 def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: np.ndarray,
                      card_h: float) -> np.ndarray:
     """Corner angles replaced by their stack's trend, averaging out one index's error.
@@ -1356,7 +1377,8 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
     Columns, rows and lone cards of a table are also laid nearly parallel to the table's
     axis, so a stack with few cards is drawn towards the axis of all of them (more so
     the noisier the readings). Cards read upside down relative to their stack keep
-    their own reading, and so do the cards of a pile (one lies across the others).
+    their own reading, and so do the cards of a pile (one lies across the others) and a
+    whole card read alike at both ends that the trend would turn far (`WHOLE_OWN_SHIFT`).
     """
     out = angles.copy()
     fits = []
@@ -1406,6 +1428,8 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
             if abs(shift) > 35.0 and not (len(cards[i].corner_ids) == 1 and len(stack) >= 3
                                           and _one_rank(cards, stack)):
                 continue  # turned well off its stack (a wild laid sideways): its own reading
+            if abs(shift) > WHOLE_OWN_SHIFT and _indices_agree(cards[i], angles):
+                continue  # a whole card read the same at both ends: its own direction
             for m in cards[i].corner_ids:
                 out[m] = (angles[m] + shift) % 360.0
     return out

@@ -3037,3 +3037,22 @@ def test_two_decks_indices_side_by_side_are_one_card_only_on_a_close_fit(monkeyp
     (meld,) = [m for m in reading.team_melds(0) if m.rank == "Q"]
     assert (meld.naturals, meld.wilds) == (queens, [])
     assert all(not reading.cards[i].fully_visible for i in meld.card_ids) is (queens == 6)
+
+
+@pytest.mark.parametrize("shift, nines, whole", [(12.0, 7, 1), (360.0, 8, 0)])
+def test_a_whole_card_read_alike_at_both_ends_keeps_its_direction_in_its_row(monkeypatch,
+                                                                             shift, nines,
+                                                                             whole):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 1's row of seven
+    nines, five of their indices read 30-40 degrees off, the front card whole and read 178
+    and 359 degrees at its two ends. The row's trend (150 degrees) would turn that card 28
+    degrees; read alike at both ends, it keeps its own direction, and its two indices stay
+    one card: seven nines. Turned with the row (until session 59, as with no limit here),
+    they no longer fit one card: eight."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "WHOLE_OWN_SHIFT", shift)
+    reading = _read_fixture("row_of_nines_read_turned.corners.json")
+    (meld,) = [m for m in reading.team_melds(1) if m.rank == "9"]
+    assert (meld.naturals, meld.wilds) == (nines, [])
+    assert sum(reading.cards[i].fully_visible for i in meld.card_ids) == whole
