@@ -395,7 +395,8 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             if deck is not None:
                 cut_short &= (deck[:, None] == deck[None, :]) | (dist < CUT_SHORT_FIT * limit)
             loose = allowed & same_rank & (alike | _cut_short_alike(
-                side_ratio, cut_short, cand[:, 0], centres, angles, scale, geo)) & (
+                side_ratio, cut_short, cand[:, 0], centres, angles, scale, geo,
+                dist < CUT_SHORT_TIGHT_FIT * limit)) & (
                 (dist < 1.4 * limit) | ((dist < 1.75 * limit) & along_diagonal)
                 | _turned_diagonal(*diagonals))
             np.fill_diagonal(loose, False)
@@ -469,15 +470,25 @@ CUT_SHORT_ACROSS = 1.35
 # 82.47 -> 82.52%); perfect corners the same (0.5 alike; for every photo, from a seat -1;
 # docs/LAYOUT.md, session 59).
 CUT_SHORT_FIT = 0.75
+# Two such indices fitting one card's diagonal within this share of the pairing tolerance are
+# one card with longer sides up to `CUT_SHORT_ALONG_TIGHT` apart: t4 6999, a tango queen lying
+# alone (a squared-up canasta), its bottom index boxed twice as long as its top index (111 and
+# 53 px), fit at 0.05 of the tolerance and was two queens, a meld of three with one unseen.
+# Detector corners: t4 620 -> 621, test, val, perfect corners and from a seat the same
+# (0.15-0.4 and 2.3-2.6 alike; docs/LAYOUT.md, session 59).
+CUT_SHORT_TIGHT_FIT = 0.25
+CUT_SHORT_ALONG_TIGHT = 2.3
 
 
 def _cut_short_alike(side_ratio: np.ndarray, candidates: np.ndarray, centres_left: np.ndarray,
                      centres: np.ndarray, angles: np.ndarray, scale: np.ndarray,
-                     geo: CardGeometry) -> np.ndarray:
+                     geo: CardGeometry, tight: np.ndarray) -> np.ndarray:
     """Which `candidates` (n, n: opposite indices of one rank that fit one card but are
     not one print size, `_same_print`) are one card's indices all the same: one box cut
     short along its glyph (`side_ratio`: the log ratios of two boxes' shorter and longer
-    sides, n x n x 2), and no other index on the card they would make (`_on_face`).
+    sides, n x n x 2), and no other index on the card they would make (`_on_face`). Where
+    they fit the card's diagonal closely (`tight`, n x n), the longer sides may differ by up
+    to `CUT_SHORT_ALONG_TIGHT`.
 
     The detector boxes the rank alone on some indices and rank and pip on others (a
     kde-penguins 2's top index 40 px, its bottom index 67 px), and a partly covered
@@ -488,7 +499,8 @@ def _cut_short_alike(side_ratio: np.ndarray, candidates: np.ndarray, centres_lef
     card in full view hides whatever lies under it. On the test split's detector corners,
     four of the six whole wilds counted twice were this (docs/LAYOUT.md, session 24).
     """
-    ok = (candidates & (side_ratio[..., 1] < math.log(CUT_SHORT_ALONG))
+    along = np.where(tight, math.log(CUT_SHORT_ALONG_TIGHT), math.log(CUT_SHORT_ALONG))
+    ok = (candidates & (side_ratio[..., 1] < along)
           & (side_ratio[..., 0] < math.log(CUT_SHORT_ACROSS)))
     ok |= ok.T
     for i, j in zip(*np.nonzero(np.triu(ok, 1)), strict=True):

@@ -3056,3 +3056,22 @@ def test_a_whole_card_read_alike_at_both_ends_keeps_its_direction_in_its_row(mon
     (meld,) = [m for m in reading.team_melds(1) if m.rank == "9"]
     assert (meld.naturals, meld.wilds) == (nines, [])
     assert sum(reading.cards[i].fully_visible for i in meld.card_ids) == whole
+
+
+@pytest.mark.parametrize("along, squared", [(2.3, True), (1.8, False)])
+def test_a_lone_card_boxed_twice_as_long_at_one_end_is_one_card_on_a_close_fit(monkeypatch,
+                                                                               along,
+                                                                               squared):
+    """The detector's corners of a t4 photo (tests/fixtures/layouts): team 1's tango queen
+    lying alone (a squared-up canasta), its bottom index boxed twice as long as its top
+    index (111 and 53 px), the two fitting its diagonal at 0.05 of the pairing tolerance.
+    So close a fit makes one card of boxes up to `CUT_SHORT_ALONG_TIGHT` apart: a lone whole
+    queen, a squared-up canasta. At the plain cut-short limit (1.8, until session 59) they
+    were two queens, and a meld of three with one unseen."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "CUT_SHORT_ALONG_TIGHT", along)
+    reading = _read_fixture("lone_queen_boxed_long_at_one_end.corners.json")
+    (meld,) = [m for m in reading.team_melds(1) if m.rank == "Q"]
+    assert meld.squared is squared
+    assert len(meld.card_ids) == (1 if squared else 3)
