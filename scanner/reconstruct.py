@@ -1362,9 +1362,10 @@ def _split_stretched_cards(cards: list[CardReading], stacks: list[list[int]],
 # turn apart keeps its own direction where its stack's trend would turn it more than
 # `WHOLE_OWN_SHIFT` degrees (`_steadier_angles`). t4 10009: a row of seven tango nines, five
 # read 30-40 degrees off, its front card whole and read 178 and 359 at its two ends; turned
-# with the row to 150, its two indices no longer made one card, and the row read eight nines. Detector corners: val 209 -> 210, t4 618 -> 620
-# (3509, 10009), test the same; perfect corners val 242 -> 244; from a seat the same (153).
-# Shift 13-25: val 209; 9.5: t4 619; docs/LAYOUT.md, session 59.
+# with the row to 150, its two indices no longer made one card, and the row read eight nines.
+# Detector corners: val 209 -> 210, t4 618 -> 620 (3509, 10009), test the same; perfect corners
+# val 242 -> 244; from a seat the same (153). Shift 13-25: val 209; 9.5: t4 619 (docs/LAYOUT.md,
+# session 59).
 WHOLE_AGREE = 5.0
 WHOLE_OWN_SHIFT = 12.0
 
