@@ -2544,7 +2544,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     `_tight_place`, a row laid closer than `CLEAR_OF_SURE`). An unsure corner that joins
     a sure corner's card is taken as well: it is the card's other end (or a duplicate of
     the sure one). A stack with fewer than two sure cards, or only sure wilds, may still
-    be a line of its own (`_line_of_their_own`). No unsure corner lying inside a sure
+    be a line of its own (`_line_of_their_own`), unless none is sure and its indices are
+    boxed small (`_smaller_print`, given `boxes`). No unsure corner lying inside a sure
     whole card is taken (given `centres`, the corners' centres): nothing shows through a
     card in full view, so it is print on that card (the letters of a JOKER, a court
     figure), not a card one step past a column's front end (a whole card with a sure
@@ -2595,6 +2596,8 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
         if unsure and (len(held) < 2 or not ranks) and not places_only:
             # (sure wild cards alone do not say the line's rank)
+            if not held and _smaller_print(cards, unsure, firm, boxes):
+                continue  # print on a card's back or face, not a line of cards
             out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect,
                                           SELF_LINE_MIN if held else SELF_LINE_MIN_ALONE))
             continue
@@ -2759,6 +2762,28 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
                 continue
         return [c for i in line for c in cards[i].corner_ids]
     return []
+
+
+# A stack read unsurely throughout is no line of its own when its indices are boxed smaller
+# than this share of the sure corners' (the median of either): print on a card, not cards.
+# A deck's back may show cards (val's kde-nicu-white: a fan of four aces), whose indices the
+# detector reads at 0.23-0.38, boxed 0.42-0.64 the size of the photo's sure indices; two or
+# three of them made a meld of aces (val 138, 538, 2178). A second deck printing smaller
+# indices is read from its own sure cards (two decks' prints differ by up to half). Val deals
+# 210 -> 213, test, t4 and photos from a seat the same deals; 0.7 and 0.8 alike, 0.55 val
+# 138 and 538 not (docs/LAYOUT.md, session 60).
+SMALL_PRINT_ALONE = 0.75
+
+
+def _smaller_print(cards: list[CardReading], ids: list[int], sure: np.ndarray,
+                   boxes: np.ndarray | None) -> bool:
+    """Whether cards `ids`' corners are boxed smaller than `SMALL_PRINT_ALONE` of the `sure`
+    corners (the median side of each; False without boxes or sure corners)."""
+    if boxes is None or not sure.any():
+        return False
+    mine = [m for i in ids for m in cards[i].corner_ids]
+    sides = np.sqrt(np.prod(np.clip(boxes[:, 2:] - boxes[:, :2], 0, None), axis=1))
+    return bool(np.median(sides[mine]) < SMALL_PRINT_ALONE * np.median(sides[sure]))
 
 
 # how far inside a card's edges a point must lie to be on it, in card heights (an index

@@ -3075,3 +3075,21 @@ def test_a_lone_card_boxed_twice_as_long_at_one_end_is_one_card_on_a_close_fit(m
     (meld,) = [m for m in reading.team_melds(1) if m.rank == "Q"]
     assert meld.squared is squared
     assert len(meld.card_ids) == (1 if squared else 3)
+
+
+@pytest.mark.parametrize("share, aces", [(0.75, False), (0.0, True)])
+def test_cards_printed_on_a_cards_back_are_no_meld(monkeypatch, share, aces):
+    """The detector's corners of a val photo (tests/fixtures/layouts): a hand lying face down
+    whose back (kde-nicu-white) shows a fan of aces. Two of its aces are read at 0.33 and
+    0.25, boxed about 0.6 the size of the photo's sure indices, and nothing else there is
+    sure. Print that small on a stack read unsurely throughout is no line of cards
+    (`SMALL_PRINT_ALONE`): no meld of aces. With no such limit (until session 60) they were
+    team 1's meld of aces, its third card counted unseen."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "SMALL_PRINT_ALONE", share)
+    reading = _read_fixture("aces_on_a_cards_back.corners.json")
+    assert any(m.rank == "A" for m in reading.melds) is aces
+    # the melds of the cards laid face up are read the same either way
+    assert sorted((m.team, m.rank, m.naturals) for m in reading.melds if m.rank != "A") == [
+        (0, "10", 7), (0, "4", 8), (1, "5", 3), (1, "6", 7), (1, "9", 5), (1, "K", 7)]
