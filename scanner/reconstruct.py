@@ -1692,12 +1692,19 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
     meld_content = np.array([_is_meld_like(cards, s) for s in stacks])
     meld_like = meld_content & (facing >= 0)
     pile_like = np.array([_is_pile_like(cards, s) for s in stacks])
-    # where each team's cards end towards the middle: its melds, else its other cards
+    # where each team's cards end towards the middle: its melds, else its other cards; with
+    # no meld on the table, its red threes only (t4 3979, nobody melded: the discard pile, a
+    # whole four with a 2 across it, no pile by its ranks, was taken for team 1's row, and
+    # all four red threes for team 1's; perfect corners t4 728 -> 729, detector corners and
+    # photos from a seat the same deals; docs/LAYOUT.md, session 60)
+    red_three_stacks = np.array([all(cards[i].rank == "3R" for i in s) for s in stacks])
     edge: list[float | None] = []
     for team in (0, 1):
         pick = meld_like & (facing == team)
         if not pick.any():
             pick = (facing == team) & ~pile_like
+            if not meld_like.any():
+                pick &= red_three_stacks
         if not pick.any():
             edge.append(None)
             continue
@@ -1751,7 +1758,7 @@ def _assign_teams(cards: list[CardReading], stacks: list[list[int]], oriented: l
             central = (pile_like[k] and beyond) or (len(stacks[k]) == 1 and offset < 0.5)
         # a red three is laid down the moment it is drawn, never discarded: whatever
         # its place, it is some team's (its direction, else its side of the table)
-        red_threes = all(cards[i].rank == "3R" for i in stacks[k])
+        red_threes = bool(red_three_stacks[k])
         # one index of a lone card reads the same as the other end of a card turned round:
         # it shows an axis, not which way the card faces
         one_index = len(stacks[k]) == 1 and len(cards[stacks[k][0]].corner_ids) == 1

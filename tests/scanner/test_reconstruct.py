@@ -3093,3 +3093,18 @@ def test_cards_printed_on_a_cards_back_are_no_meld(monkeypatch, share, aces):
     # the melds of the cards laid face up are read the same either way
     assert sorted((m.team, m.rank, m.naturals) for m in reading.melds if m.rank != "A") == [
         (0, "10", 7), (0, "4", 8), (1, "5", 3), (1, "6", 7), (1, "9", 5), (1, "K", 7)]
+
+
+def test_with_no_meld_on_the_table_a_discard_pile_marks_no_teams_row():
+    """The labels' corners of a t4 photo (tests/fixtures/layouts): nobody melded; two red
+    threes lie in front of each team and the discard pile (a whole four, a 2 across it) in
+    the middle. With no meld, only red threes say where a team's cards end: the pile, whose
+    whole four faces team 1, was taken for team 1's row, and all four red threes for team
+    1's (until session 60)."""
+    corners, size = _fixture_corners("no_meld_red_threes_and_a_pile.corners.json")
+    reading = read_table(corners, size)
+    assert reading.melds == []
+    assert reading.red_threes == [2, 2]
+    # the red threes are told apart by their side of the table: team 0's lie lower
+    lower = {card.team for card in reading.cards if card.rank == "3R" and card.center[1] > size[1] / 2}
+    assert lower == {0}
