@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
-from scanner.corners import Corners, long_sides, print_sizes
+from scanner.corners import Corners, long_sides, print_sizes, root_areas
 from scanner.perspective import (
     MIN_TILT_RATIO,
     UNSURE_TILT_RATIO,
@@ -2785,11 +2785,11 @@ SMALL_PRINT_ALONE = 0.75
 def _smaller_print(cards: list[CardReading], ids: list[int], sure: np.ndarray,
                    boxes: np.ndarray | None) -> bool:
     """Whether cards `ids`' corners are boxed smaller than `SMALL_PRINT_ALONE` of the `sure`
-    corners (the median side of each; False without boxes or sure corners)."""
+    corners (the median `root_areas` of each; False without boxes or sure corners)."""
     if boxes is None or not sure.any():
         return False
     mine = [m for i in ids for m in cards[i].corner_ids]
-    sides = np.sqrt(np.prod(np.clip(boxes[:, 2:] - boxes[:, :2], 0, None), axis=1))
+    sides = root_areas(boxes)
     return bool(np.median(sides[mine]) < SMALL_PRINT_ALONE * np.median(sides[sure]))
 
 
