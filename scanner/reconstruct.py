@@ -668,8 +668,15 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
     On a four-index deck a row's covered cards each show the indices of one side, one
     above the other: the card lies to their right (its left side in view) or to their left.
     The cards over it lie the way it does, up to the row's card in full view, so the card
-    lies toward a whole card of its direction on its row's line."""
-    whole = [c for c in cards if len(c.corner_ids) >= 3]
+    lies toward a whole card of its direction on its row's line: one seen by three or four
+    indices, or by a top and a bottom index across its diagonal (a two-index deck's card in
+    a row of two decks: val 1808, dondorf sixes left of a plastic six in full view, their
+    side pairs placed away from it, read as gaps holding three more cards; perfect corners
+    val 244 -> 245, detector corners and photos from a seat the same; session 60)."""
+    whole = [c for c in cards if len(c.corner_ids) >= 3
+             or (c.fully_visible and len(c.corner_ids) == 2
+                 and kind[c.corner_ids[0]] == kind[c.corner_ids[1]]
+                 and _angle_diff(angles[c.corner_ids[0]], angles[c.corner_ids[1]]) > 90)]
     if not whole:
         return
     left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)

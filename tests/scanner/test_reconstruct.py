@@ -3108,3 +3108,17 @@ def test_with_no_meld_on_the_table_a_discard_pile_marks_no_teams_row():
     # the red threes are told apart by their side of the table: team 0's lie lower
     lower = {card.team for card in reading.cards if card.rank == "3R" and card.center[1] > size[1] / 2}
     assert lower == {0}
+
+
+def test_side_pairs_lie_toward_a_two_index_card_in_full_view():
+    """The labels' corners of a val photo (tests/fixtures/layouts): team 1's row of seven
+    sixes of two decks, four dondorf cards (indices in all four corners) each showing the
+    top and bottom index of one side, and plastic cards (two indices), the row's front card
+    a plastic six in full view. A side pair's card lies toward the row's whole card; with
+    only four-index cards counted whole (until session 60), they were placed away from it,
+    their spacing read as gaps, and three cards more were counted (two as jokers)."""
+    corners, size = _fixture_corners("two_decks_row_of_sixes_side_pairs.corners.json")
+    reading = read_table(corners, size)
+    (sixes,) = [m for m in reading.team_melds(1) if m.rank == "6"]
+    assert (sixes.naturals, sixes.wilds) == (7, [])
+    assert all(reading.cards[i].corner_ids for i in sixes.card_ids)  # none inferred
