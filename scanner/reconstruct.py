@@ -407,6 +407,10 @@ def _pair_corners(corners: Corners, angles: np.ndarray, card_h: np.ndarray,
             if ti != tj and same_dir[i, j] and _index_between(int(i), int(j), centres, angles,
                                                               card_h, geo):
                 continue  # a row of cards, not the two top indices of one card
+            if ti == tj == 0 and side_ratio[i, j, 1] > math.log(FACE_PRINT_RATIO) and \
+                    _index_on_face(int(i), int(j), corners, centres, cand[:, 0], angles,
+                                   float(scale[i, j]), geo):
+                continue  # two decks' indices: the card they would make shows another's
             if four_index and ti == tj and (
                     _edge_crossed(int(i), int(j), centres, angles, card_h[i], geo)
                     or _edge_crossed(int(j), int(i), centres, angles, card_h[j], geo)):
@@ -510,6 +514,46 @@ def _cut_short_alike(side_ratio: np.ndarray, candidates: np.ndarray, centres_lef
         if on_face.any():
             ok[i, j] = ok[j, i] = False
     return ok
+
+
+# A top and a bottom index whose boxes' longer sides differ by more than this factor pair
+# only where no other sure index lies on the face of the card they would make
+# (`_index_on_face`). Two decks' cards side by side, one upside down to the other or the two
+# printing their indices at opposite corners, fit one card's diagonal with one deck's top
+# index and the other's bottom index (perfect corners: t4 5419, a row of seven queens of
+# kde-oxygen-white and tango read as three whole cards and one; val 1848, four red threes as
+# two); the other pair's index then lies on that card's face. One deck's card under another
+# shows both its indices with the other's on its middle (val 2298: a dondorf six over a six),
+# so a pair of one print size is never held to it. Perfect corners val 245 -> 246, t4 729 ->
+# 731; detector corners test, val and t4 the same deals (test red-three misses 10 -> 9); from a
+# seat the same. 1.2-1.4 alike on perfect corners; 1.25 also reads t4 7709 on the detector's
+# corners but loses test 2759 from a seat; 1.1 loses val 2298 (docs/LAYOUT.md, session 60).
+FACE_PRINT_RATIO = 1.4
+# ... another index lies on the face when it is sure (`LAYOUT_MIN_CONFIDENCE`), this many card
+# heights clear of both indices, and clear of the card's two other index spots (a four-index
+# deck's) by `FACE_SPOT_CLEAR`
+FACE_CLEAR = 0.15
+FACE_SPOT_CLEAR = 0.12
+
+
+def _index_on_face(i: int, j: int, corners: Corners, centres: np.ndarray,
+                   card_centres: np.ndarray, angles: np.ndarray, card_h: float,
+                   geo: CardGeometry) -> bool:
+    """Whether a sure index other than `i` and `j` lies on the face of the card a top-left
+    index `i` and a bottom-right index `j` would make (`card_centres`: each index's card
+    centre as a left-type index), clear of both and of the card's other two index spots."""
+    centre = (card_centres[i] + card_centres[j]) / 2
+    up, right = _unit_vectors(np.array([angles[i]]))
+    other = ((corners.confidence >= LAYOUT_MIN_CONFIDENCE)
+             & (np.linalg.norm(centres - centres[i], axis=1) > FACE_CLEAR * card_h)
+             & (np.linalg.norm(centres - centres[j], axis=1) > FACE_CLEAR * card_h))
+    for m in (i, j):
+        # the index mirrored across the card's long axis: a four-index deck's TR or BL
+        rel = centres[m] - centre
+        spot = centre - (rel @ right[0]) * right[0] + (rel @ up[0]) * up[0]
+        other &= np.linalg.norm(centres - spot, axis=1) > FACE_SPOT_CLEAR * card_h
+    return bool(other.any() and _on_face(centres[other], centre, angles[i], card_h,
+                                         geo.aspect).any())
 
 
 # the side tolerance's multiple allowed for the other pairings of a four-index deck

@@ -3122,3 +3122,23 @@ def test_side_pairs_lie_toward_a_two_index_card_in_full_view():
     (sixes,) = [m for m in reading.team_melds(1) if m.rank == "6"]
     assert (sixes.naturals, sixes.wilds) == (7, [])
     assert all(reading.cards[i].corner_ids for i in sixes.card_ids)  # none inferred
+
+
+@pytest.mark.parametrize("ratio, queens", [(1.4, 7), (10.0, 4)])
+def test_two_decks_top_and_bottom_indices_make_no_card_over_another_index(monkeypatch, ratio,
+                                                                          queens):
+    """The labels' corners of a t4 photo (tests/fixtures/layouts): team 0's row of seven
+    queens, kde-oxygen-white cards (a top index only, 31 px) upright and tango cards (47 px)
+    upside down between them. A kde top index and a tango bottom index fit one card's
+    diagonal, but the card they would make has another queen's index on its face: boxes
+    apart in size by more than `FACE_PRINT_RATIO` are then no pair. With no such check (until
+    session 60) the row read three whole queens and one: four."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "FACE_PRINT_RATIO", ratio)
+    corners, size = _fixture_corners("two_decks_row_of_queens_opposite_ways.corners.json")
+    reading = read_table(corners, size)
+    (meld,) = [m for m in reading.team_melds(0) if m.rank == "Q"]
+    assert (meld.naturals, meld.wilds) == (queens, [])
+    # paired across the two decks, three of them were read as cards in full view
+    assert any(reading.cards[i].fully_visible for i in meld.card_ids) is (queens == 4)
