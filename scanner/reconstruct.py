@@ -1430,6 +1430,16 @@ def _indices_agree(card: CardReading, angles: np.ndarray) -> bool:
     return abs(float(_angle_diff(first, second)) - 180.0) < WHOLE_AGREE
 
 
+# A card lying alone that the table's axis would turn more than this many degrees keeps its
+# own reading (`_steadier_angles`): the cards of a pile lie every which way, and turned
+# towards the table a pile's card swung about its index onto the meld beside it (perfect
+# corners, t4 5719: a five of the discard pile read at 120 degrees, turned 29 towards the
+# table's 175, joined the fan of fives above it, and the pile's seven with it). Perfect
+# corners t4 731 -> 732, test and val the same; detector corners and photos from a seat the
+# same deals and meld exact; 12 alike, 30 not t4 5719 (docs/LAYOUT.md, session 60).
+LONE_PULL_MAX = 20.0
+
+
 def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: np.ndarray,
                      card_h: float) -> np.ndarray:
     """Corner angles replaced by their stack's trend, averaging out one index's error.
@@ -1439,9 +1449,10 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
     a column) gives each card's angle with the reading noise of single indices averaged.
     Columns, rows and lone cards of a table are also laid nearly parallel to the table's
     axis, so a stack with few cards is drawn towards the axis of all of them (more so
-    the noisier the readings). Cards read upside down relative to their stack keep
-    their own reading, and so do the cards of a pile (one lies across the others) and a
-    whole card read alike at both ends that the trend would turn far (`WHOLE_OWN_SHIFT`).
+    the noisier the readings; a lone card no further than `LONE_PULL_MAX`). Cards read
+    upside down relative to their stack keep their own reading, and so do the cards of a
+    pile (one lies across the others) and a whole card read alike at both ends that the
+    trend would turn far (`WHOLE_OWN_SHIFT`).
     """
     out = angles.copy()
     fits = []
@@ -1481,7 +1492,10 @@ def _steadier_angles(cards: list[CardReading], stacks: list[list[int]], angles: 
             own = mean + trend[0]
             towards = _axis_turn(axis, own)
             weight_own, weight_axis = len(stack) / noise ** 2, 1 / 3.0 ** 2
-            trend = trend + towards * weight_axis / (weight_own + weight_axis)
+            pull = towards * weight_axis / (weight_own + weight_axis)
+            if len(stack) == 1 and abs(pull) > LONE_PULL_MAX:
+                pull = 0.0  # a card lying alone that far off the table's axis: a pile's
+            trend = trend + pull
         elif len(stack) < 2:
             continue
         # in a column of one rank, a card seen by one index that reads well off the

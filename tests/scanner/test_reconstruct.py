@@ -3142,3 +3142,21 @@ def test_two_decks_top_and_bottom_indices_make_no_card_over_another_index(monkey
     assert (meld.naturals, meld.wilds) == (queens, [])
     # paired across the two decks, three of them were read as cards in full view
     assert any(reading.cards[i].fully_visible for i in meld.card_ids) is (queens == 4)
+
+
+@pytest.mark.parametrize("pull, fives", [(20.0, 3), (360.0, 4)])
+def test_a_pile_card_far_off_the_tables_axis_is_not_turned_onto_a_meld(monkeypatch, pull,
+                                                                       fives):
+    """The labels' corners of a t4 photo (tests/fixtures/layouts): team 1's fan of three fives
+    and a 2, and below it the discard pile, a seven in full view over a five read at 120
+    degrees. Lying alone, the five is drawn towards the table's axis (175 degrees); turned 29
+    degrees, it swung about its index onto the fan and joined it, a fourth five. A lone card
+    the axis would turn more than `LONE_PULL_MAX` keeps its own reading (until session 60,
+    no limit)."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "LONE_PULL_MAX", pull)
+    corners, size = _fixture_corners("pile_five_beside_a_fan_of_fives.corners.json")
+    reading = read_table(corners, size)
+    (meld,) = [m for m in reading.team_melds(1) if m.rank == "5"]
+    assert (meld.naturals, meld.wilds) == (fives, ["2"])
