@@ -2647,6 +2647,11 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
     """
     later_round = firm is not None and bool((sure & ~firm).any())
     firm = sure if firm is None else firm
+    # the corners' sizes, and under what size a stack read unsurely throughout is print on a
+    # card rather than a line of cards (`_smaller_print`)
+    sizes = root_areas(boxes) if boxes is not None else None
+    small_print = (SMALL_PRINT_ALONE * float(np.median(sizes[firm]))
+                   if sizes is not None and firm.any() else None)
     out: list[int] = []
     steps = _table_steps(cards, stacks, sure, card_h)
     whole: list[CardReading] = []
@@ -2668,7 +2673,7 @@ def _supported_corners(cards: list[CardReading], stacks: list[list[int]], sure: 
         ranks = Counter(cards[i].rank for i in held if not cards[i].is_wild)
         if unsure and (len(held) < 2 or not ranks) and not places_only:
             # (sure wild cards alone do not say the line's rank)
-            if not held and _smaller_print(cards, unsure, firm, boxes):
+            if not held and _smaller_print(cards, unsure, sizes, small_print):
                 continue  # print on a card's back or face, not a line of cards
             out.extend(_line_of_their_own(cards, stack, card_h, whole, centres, aspect,
                                           SELF_LINE_MIN if held else SELF_LINE_MIN_ALONE))
@@ -2847,15 +2852,14 @@ def _line_of_their_own(cards: list[CardReading], stack: list[int], card_h: float
 SMALL_PRINT_ALONE = 0.75
 
 
-def _smaller_print(cards: list[CardReading], ids: list[int], sure: np.ndarray,
-                   boxes: np.ndarray | None) -> bool:
-    """Whether cards `ids`' corners are boxed smaller than `SMALL_PRINT_ALONE` of the `sure`
-    corners (the median `root_areas` of each; False without boxes or sure corners)."""
-    if boxes is None or not sure.any():
+def _smaller_print(cards: list[CardReading], ids: list[int], sizes: np.ndarray | None,
+                   floor: float | None) -> bool:
+    """Whether cards `ids`' corners are boxed smaller than `floor` (their median of `sizes`,
+    the corners' `root_areas`; `floor`: `SMALL_PRINT_ALONE` of the sure corners' median, None
+    without boxes or sure corners)."""
+    if sizes is None or floor is None:
         return False
-    mine = [m for i in ids for m in cards[i].corner_ids]
-    sides = root_areas(boxes)
-    return bool(np.median(sides[mine]) < SMALL_PRINT_ALONE * np.median(sides[sure]))
+    return bool(np.median(sizes[[m for i in ids for m in cards[i].corner_ids]]) < floor)
 
 
 # how far inside a card's edges a point must lie to be on it, in card heights (an index
