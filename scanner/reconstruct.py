@@ -712,46 +712,70 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
     On a four-index deck a row's covered cards each show the indices of one side, one
     above the other: the card lies to their right (its left side in view) or to their left.
     The cards over it lie the way it does, up to the row's card in full view, so the card
-    lies toward a whole card of its direction on its row's line: one seen by three or four
-    indices, or by a top and a bottom index across its diagonal (a two-index deck's card in
-    a row of two decks: val 1808, dondorf sixes left of a plastic six in full view, their
-    side pairs placed away from it, read as gaps holding three more cards; perfect corners
-    val 244 -> 245, detector corners and photos from a seat the same; session 60)."""
+    lies toward a whole card of its rank (or a wild) and direction on its row's line: one
+    seen by three or four indices, or by a top and a bottom index across its diagonal (a
+    two-index deck's card in a row of two decks: val 1808, dondorf sixes left of a plastic
+    six in full view, their side pairs placed away from it, read as gaps holding three more
+    cards; perfect corners val 244 -> 245, detector corners and photos from a seat the same;
+    session 60).
+
+    A card so placed then places its row's next side pairs the same way: the cards of a fan
+    turn along it, and a card two or three places from the front may be turned past
+    `angle_tolerance` from it (val 1638, tens fanned 179-196 degrees, the front ten at 196:
+    the ten at 179 was placed away from it and a gap holding one more ten was read; session
+    61). Of another rank the whole card may be the next meld's on the same line (val 2058: a
+    fan of kings beside a squared-up queen, which the kings' side pairs were placed toward
+    once placed cards led on)."""
     whole = [c for c in cards if len(c.corner_ids) >= 3
              or (c.fully_visible and len(c.corner_ids) == 2
                  and kind[c.corner_ids[0]] == kind[c.corner_ids[1]]
                  and _angle_diff(angles[c.corner_ids[0]], angles[c.corner_ids[1]]) > 90)]
-    if not whole:
+    pending = [c for c in cards if len(c.corner_ids) == 2
+               and kind[c.corner_ids[0]] != kind[c.corner_ids[1]]
+               and _angle_diff(angles[c.corner_ids[0]], angles[c.corner_ids[1]]) >= 90]
+    if not whole or not pending:
         return
     left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)
-    for card in cards:
-        ids = card.corner_ids
-        if len(ids) != 2 or kind[ids[0]] == kind[ids[1]] \
-                or _angle_diff(angles[ids[0]], angles[ids[1]]) < 90:
+    while whole and pending:
+        placed = [card for card in pending
+                  if _place_side_pair(card, whole, corners, angles, card_h, geo, kind,
+                                      (left_c, right_c))]
+        whole, pending = placed, [card for card in pending if card not in placed]
+
+
+def _place_side_pair(card: CardReading, whole: list[CardReading], corners: Corners,
+                     angles: np.ndarray, card_h: np.ndarray, geo: CardGeometry,
+                     kind: np.ndarray, centres: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Turn a side pair's card (`_side_pairs_toward_front`) to the other side of its
+    indices when that puts it nearer the nearest of `whole` on its line; whether one was."""
+    ids = card.corner_ids
+    top = ids[0] if _angle_diff(angles[ids[0]], card.angle) < 90 else ids[1]
+    up, right = _unit_vectors(np.array([card.angle]))
+    h = float(card_h[top])
+    here = np.asarray(card.center)
+    # each index's card centre were it the other kind (left-type <-> right-type)
+    left_c, right_c = centres
+    spots = {m: (left_c if kind[m] else right_c)[m] for m in ids}
+    there = np.mean(list(spots.values()), axis=0)
+    best = None
+    for w in whole:
+        if w is card or _axis_diff(w.angle, card.angle) > geo.angle_tolerance:
             continue
-        top = ids[0] if _angle_diff(angles[ids[0]], card.angle) < 90 else ids[1]
-        up, right = _unit_vectors(np.array([card.angle]))
-        h = float(card_h[top])
-        here = np.asarray(card.center)
-        # each index's card centre were it the other kind (left-type <-> right-type)
-        spots = {m: (left_c if kind[m] else right_c)[m] for m in ids}
-        there = np.mean(list(spots.values()), axis=0)
-        best = None
-        for w in whole:
-            if w is card or _axis_diff(w.angle, card.angle) > geo.angle_tolerance:
-                continue
-            rel = np.asarray(w.center) - here
-            if abs(float(rel @ up[0])) > 0.15 * h or abs(float(rel @ right[0])) > 3 * h:
-                continue
-            d_here = float(np.linalg.norm(np.asarray(w.center) - here))
-            d_there = float(np.linalg.norm(np.asarray(w.center) - there))
-            if best is None or min(d_here, d_there) < best[0]:
-                best = (min(d_here, d_there), d_there < d_here)
-        if best is not None and best[1]:
-            # the other side: the index that was the card's top-left is now its bottom-left
-            card.center = (float(there[0]), float(there[1]))
-            card.angle = (card.angle + 180.0) % 360.0
-            card.corner_spots = {m: (float(p[0]), float(p[1])) for m, p in spots.items()}
+        if w.rank != card.rank and w.rank not in WILD_CLASSES:
+            continue
+        rel = np.asarray(w.center) - here
+        if abs(float(rel @ up[0])) > 0.15 * h or abs(float(rel @ right[0])) > 3 * h:
+            continue
+        d_here = float(np.linalg.norm(np.asarray(w.center) - here))
+        d_there = float(np.linalg.norm(np.asarray(w.center) - there))
+        if best is None or min(d_here, d_there) < best[0]:
+            best = (min(d_here, d_there), d_there < d_here)
+    if best is not None and best[1]:
+        # the other side: the index that was the card's top-left is now its bottom-left
+        card.center = (float(there[0]), float(there[1]))
+        card.angle = (card.angle + 180.0) % 360.0
+        card.corner_spots = {m: (float(p[0]), float(p[1])) for m, p in spots.items()}
+    return best is not None
 
 
 def _axis_diff(a: float, b: float) -> float:

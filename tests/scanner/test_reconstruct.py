@@ -3124,6 +3124,33 @@ def test_side_pairs_lie_toward_a_two_index_card_in_full_view():
     assert all(reading.cards[i].corner_ids for i in sixes.card_ids)  # none inferred
 
 
+def test_side_pairs_of_a_fan_lie_toward_its_front_card_through_each_other():
+    """The labels' corners of a val photo (tests/fixtures/layouts): team 1's fan of three
+    dondorf tens (indices in all four corners) and a 2, upside down, turned 179 to 196
+    degrees; the front ten, at 196, in full view. The ten at 179 shows one side's top and
+    bottom index and lies toward the front card, but is turned past `angle_tolerance` from
+    it: the ten between them, once placed, places it. Placed away from the front (until
+    session 61), its spacing was read as a gap holding a fourth ten."""
+    corners, size = _fixture_corners("fan_of_tens_side_pairs.corners.json")
+    reading = read_table(corners, size)
+    (tens,) = [m for m in reading.team_melds(1) if m.rank == "10"]
+    assert (tens.naturals, tens.wilds) == (3, ["2"])
+    assert all(reading.cards[i].corner_ids for i in tens.card_ids)  # none inferred
+
+
+def test_side_pairs_lie_toward_a_whole_card_of_their_own_rank():
+    """The labels' corners of a val photo (tests/fixtures/layouts): team 0's fan of four
+    kings (side pairs turned 171-200 degrees, its whole card at 200) on one line with a
+    squared-up queen (a whole card upright). Side pairs placed toward the queen, the nearer
+    whole card on their line, led each other across to it: the kings were read as no meld
+    and the queens' stack was lost with them."""
+    corners, size = _fixture_corners("fan_of_kings_beside_a_squared_queen.corners.json")
+    reading = read_table(corners, size)
+    melds = {m.rank: m for m in reading.team_melds(0)}
+    assert (melds["K"].naturals, melds["K"].wilds, melds["K"].squared) == (4, [], False)
+    assert melds["Q"].squared
+
+
 @pytest.mark.parametrize("ratio, queens", [(1.4, 7), (10.0, 4)])
 def test_two_decks_top_and_bottom_indices_make_no_card_over_another_index(monkeypatch, ratio,
                                                                           queens):
