@@ -3495,6 +3495,7 @@ def _infer_hidden_cards(cards: list[CardReading], stacks: list[list[int]],
     for k, kind, order, gaps, rank, angle, up, right in lines:
         stack = stacks[k]
         team = cards[stack[0]].team
+        gaps = _print_offset_out(cards, [stack[o] for o in order], gaps, prints, card_h)
         own = _regular_steps(gaps)
         team_steps = [g for t, gs in column_steps.values() if t == team for g in gs]
         # a column's own steps where it has enough (perspective changes the step across
@@ -3755,6 +3756,50 @@ def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
         angle = float(_circular_mean(np.array([cards[i].angle for i in pair])))
         out.append((_index_box(*top, corners, middle, angle), middle, angle))
     return out
+
+
+# Two decks print their indices at their own places on the card, so a card's place read
+# from its index is off by its print's offset: in a line alternating two prints the gaps
+# from one print to the other are long and those back short (val 1878: a row of fours and
+# wilds of two decks, gaps 19-24 and 32-36 px, read as a lattice of 18.7 px steps hiding two
+# cards). Where a line steps both ways between two print sizes (`print_sizes`), the offset
+# is half the difference of the two ways' mean gaps; taken out, a line whose regular gaps
+# agree better is read on them. An offset is a few hundredths of a card height (0.02-0.08 on
+# the three sets); one past this share is a hidden card, not print. Perfect corners val 247
+# -> 248, t4 732 -> 733 (9089); detector corners val 213 -> 214, test and t4 the same deals
+# and meld exact, from a seat the same (docs/LAYOUT.md, session 61).
+PRINT_OFFSET_MAX = 0.12
+
+
+def _print_offset_out(cards: list[CardReading], ids: list[int], gaps: np.ndarray,
+                      prints: dict[int, int] | None, card_h: float) -> np.ndarray:
+    """A line's gaps (between its cards `ids`, in order) with the offset between its two
+    print sizes' index places taken out (`PRINT_OFFSET_MAX`), where that makes it more
+    regular; else `gaps`."""
+    if prints is None or any(not cards[i].corner_ids for i in ids):
+        return gaps
+    group = [prints.get(cards[i].corner_ids[0], -1) for i in ids]
+    if len(set(group)) != 2 or -1 in group:
+        return gaps
+    a, b = sorted(set(group))
+    step_to: dict[tuple[int, int], list[float]] = {(a, b): [], (b, a): []}
+    for g, gap in enumerate(gaps):
+        step_to.get((group[g], group[g + 1]), []).append(float(gap))
+    if not step_to[a, b] or not step_to[b, a]:
+        return gaps
+    offset = (float(np.mean(step_to[a, b])) - float(np.mean(step_to[b, a]))) / 2
+    if abs(offset) > PRINT_OFFSET_MAX * card_h:
+        return gaps
+    evened = np.diff(np.concatenate([[0.0], np.cumsum(gaps)]) - offset * (np.array(group) == b))
+    if (evened <= 0).any() or _spread(evened) >= _spread(gaps):
+        return gaps
+    return evened
+
+
+def _spread(gaps: np.ndarray) -> float:
+    """How uneven a line's regular steps are: their range over their median."""
+    regular = _regular_steps(gaps)
+    return float(np.ptp(regular) / np.median(regular))
 
 
 def _regular_steps(gaps) -> list[float]:

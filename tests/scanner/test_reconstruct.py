@@ -3151,6 +3151,24 @@ def test_side_pairs_lie_toward_a_whole_card_of_their_own_rank():
     assert melds["Q"].squared
 
 
+@pytest.mark.parametrize("offset_max, fours", [(0.12, 4), (0.0, 5)])
+def test_two_decks_index_places_make_no_gap_in_an_alternating_row(monkeypatch, offset_max,
+                                                                  fours):
+    """The labels' corners of a val photo (tests/fixtures/layouts): team 1's row of four
+    fours, two 2s and a joker of two decks, their cards alternating between a deck printing
+    small indices and one printing large ones at another place on the card. Read from their
+    indices, the cards' places step 19-24 px from one deck to the other and 32-36 px back:
+    a lattice of 18.7 px steps took the long steps for gaps and a fifth four was counted.
+    Within `PRINT_OFFSET_MAX` the offset between the prints is taken out."""
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "PRINT_OFFSET_MAX", offset_max)
+    corners, size = _fixture_corners("two_decks_row_of_fours_alternating.corners.json")
+    reading = read_table(corners, size)
+    (row,) = [m for m in reading.team_melds(1) if m.rank == "4"]
+    assert (row.naturals, sorted(row.wilds)) == (fours, ["2", "2", "JK"])
+
+
 @pytest.mark.parametrize("ratio, queens", [(1.4, 7), (10.0, 4)])
 def test_two_decks_top_and_bottom_indices_make_no_card_over_another_index(monkeypatch, ratio,
                                                                           queens):
