@@ -2311,7 +2311,10 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
         if maybe_letters:
             whole = np.zeros(len(corners), bool)
             for card in cards:
-                if card.rank == "JK" and len(card.corner_ids) >= 2:
+                # (a four-index deck's covered joker shows its two top indices: not whole;
+                # taken for whole, the king's index a column step under it was read as its
+                # word's K, val 1598; perfect corners val 248 -> 249, session 61)
+                if card.rank == "JK" and len(card.corner_ids) >= 2 and card.fully_visible:
                     whole[card.corner_ids] = True
             letters |= joker_letters(corners, whole)
             used &= ~letters

@@ -3151,6 +3151,20 @@ def test_side_pairs_lie_toward_a_whole_card_of_their_own_rank():
     assert melds["Q"].squared
 
 
+def test_a_king_under_a_four_index_joker_is_no_letter_of_its_word():
+    """The labels' corners of a val photo (tests/fixtures/layouts): team 0's column of five
+    kings and three wilds, dondorf cards (indices in all four corners) showing their two top
+    indices each, a joker among them. A king one column step under the joker was taken for
+    its word's K: the joker, seen by two indices, counted as whole, and under a whole joker
+    a K corner up to a gap after its box is that letter. Its two top indices do not make the
+    joker whole; with the king left out, the gap it left was read as a hidden 2."""
+    corners, size = _fixture_corners("king_under_a_four_index_joker.corners.json")
+    reading = read_table(corners, size)
+    (kings,) = [m for m in reading.team_melds(0) if m.rank == "K"]
+    assert (kings.naturals, sorted(kings.wilds)) == (5, ["2", "2", "JK"])
+    assert all(reading.cards[i].corner_ids for i in kings.card_ids)  # none inferred
+
+
 @pytest.mark.parametrize("offset_max, fours", [(0.12, 4), (0.0, 5)])
 def test_two_decks_index_places_make_no_gap_in_an_alternating_row(monkeypatch, offset_max,
                                                                   fours):
