@@ -737,10 +737,12 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
         return
     left_c, right_c = _card_centres(_index_anchors(corners, angles), angles, card_h, geo)
     while whole and pending:
-        placed = [card for card in pending
-                  if _place_side_pair(card, whole, corners, angles, card_h, geo, kind,
-                                      (left_c, right_c))]
-        whole, pending = placed, [card for card in pending if card not in placed]
+        placed, unplaced = [], []
+        for card in pending:
+            placed_now = _place_side_pair(card, whole, corners, angles, card_h, geo, kind,
+                                          (left_c, right_c))
+            (placed if placed_now else unplaced).append(card)
+        whole, pending = placed, unplaced
 
 
 def _place_side_pair(card: CardReading, whole: list[CardReading], corners: Corners,
