@@ -739,15 +739,15 @@ def _side_pairs_toward_front(cards: list[CardReading], corners: Corners, angles:
     while whole and pending:
         placed, unplaced = [], []
         for card in pending:
-            placed_now = _place_side_pair(card, whole, corners, angles, card_h, geo, kind,
+            placed_now = _place_side_pair(card, whole, angles, card_h, geo, kind,
                                           (left_c, right_c))
             (placed if placed_now else unplaced).append(card)
         whole, pending = placed, unplaced
 
 
-def _place_side_pair(card: CardReading, whole: list[CardReading], corners: Corners,
-                     angles: np.ndarray, card_h: np.ndarray, geo: CardGeometry,
-                     kind: np.ndarray, centres: tuple[np.ndarray, np.ndarray]) -> bool:
+def _place_side_pair(card: CardReading, whole: list[CardReading], angles: np.ndarray,
+                     card_h: np.ndarray, geo: CardGeometry, kind: np.ndarray,
+                     centres: tuple[np.ndarray, np.ndarray]) -> bool:
     """Turn a side pair's card (`_side_pairs_toward_front`) to the other side of its
     indices when that puts it nearer the nearest of `whole` on its line; whether one was."""
     ids = card.corner_ids
@@ -3771,9 +3771,9 @@ def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
 # is half the difference of the two ways' mean gaps; taken out, a line whose regular gaps
 # agree better is read on them. An offset is a few hundredths of a card height (the three
 # sets' perfect corners, every line stepping both ways: median 0.03, 95% under 0.09); one past
-# this share is taken for a hidden card, not print. Perfect corners val 247
-# -> 248, t4 732 -> 733 (9089); detector corners val 213 -> 214, test and t4 the same deals
-# and meld exact, from a seat the same (docs/LAYOUT.md, session 61).
+# this share is taken for a hidden card, not print. Perfect corners val 247 -> 248, t4 732 ->
+# 733 (9089); detector corners val 213 -> 214, test and t4 the same deals and meld exact, from
+# a seat the same (docs/LAYOUT.md, session 61).
 PRINT_OFFSET_MAX = 0.12
 
 
@@ -3788,12 +3788,12 @@ def _print_offset_out(cards: list[CardReading], ids: list[int], gaps: np.ndarray
     if len(set(group)) != 2 or -1 in group:
         return gaps
     a, b = sorted(set(group))
-    step_to: dict[tuple[int, int], list[float]] = {(a, b): [], (b, a): []}
-    for g, gap in enumerate(gaps):
-        step_to.get((group[g], group[g + 1]), []).append(float(gap))
-    if not step_to[a, b] or not step_to[b, a]:
+    steps = list(zip(group[:-1], group[1:], strict=True))
+    forth = [float(gap) for gap, way in zip(gaps, steps, strict=True) if way == (a, b)]
+    back = [float(gap) for gap, way in zip(gaps, steps, strict=True) if way == (b, a)]
+    if not forth or not back:
         return gaps
-    offset = (float(np.mean(step_to[a, b])) - float(np.mean(step_to[b, a]))) / 2
+    offset = (float(np.mean(forth)) - float(np.mean(back))) / 2
     if abs(offset) > PRINT_OFFSET_MAX * card_h:
         return gaps
     evened = np.diff(np.concatenate([[0.0], np.cumsum(gaps)]) - offset * (np.array(group) == b))
