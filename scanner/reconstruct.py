@@ -2349,6 +2349,7 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     _infer_hidden_cards(cards, stacks, typical_h, _print_groups(corners, used_ids),
                         long_sides(corners.boxes))
     if look is not None:
+        _look_at_wilds(cards, stacks, corners, look)
         _look_at_hidden(cards, stacks, corners, look)
         _look_along_lines(cards, stacks, corners, look, typical_h, find)
     review: list[dict] = _within_the_pack(cards)
@@ -3604,6 +3605,46 @@ def _look_at_hidden(cards: list[CardReading], stacks: list[list[int]], corners: 
             if read >= LOOK_WILD and read > counted and cards[k].rank != wild:
                 cards[k].notes.append(f"its index read where it lies: a {wild}")
                 cards[k].rank = wild
+
+
+# A wild read in a team's stack of one rank is often that rank misread: asked about its
+# index again, the readers read the stack's rank there this surely or more only where it is
+# (corners on the true meld cards of test and val: a true wild's index 1 in 4,849 times, a
+# natural read as a wild 5 in 32). Only a wild read less surely than 1 - this is asked (its
+# rank's share leaves no room for more). Detector corners: test deals 234 -> 235 (119: a
+# seven read a 2 at 0.60, a seven at 0.39), t4 621 -> 622, val, perfect corners and photos
+# from a seat the same; 0.1 loses a val and a t4 deal (jokers read their column's rank 0.10
+# and 0.12; docs/LAYOUT.md, session 62).
+LOOK_WILD_NATURAL = 0.2
+
+
+def _look_at_wilds(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
+                   look: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Ask `look` about the indices of the unsure wild cards of each team's stack with two
+    or more naturals of one rank; one whose index reads as that rank `LOOK_WILD_NATURAL` or
+    more is that rank (noted)."""
+    asks = []  # (card, corner, the stack's rank)
+    for stack in stacks:
+        if not stack or cards[stack[0]].team is None:
+            continue
+        ranks = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
+        if not ranks:
+            continue
+        rank, n = ranks.most_common(1)[0]
+        if rank in ("3R", "3B") or n < 2:
+            continue
+        asks.extend((i, m, rank) for i in stack if cards[i].is_wild
+                    for m in cards[i].corner_ids
+                    if corners.rank_confidence[m] < 1.0 - LOOK_WILD_NATURAL)
+    if not asks:
+        return
+    probs = np.asarray(look(corners.boxes[[m for _, m, _ in asks]]))
+    for (i, _, rank), p in zip(asks, probs, strict=True):
+        read = float(p[INDEX_CLASSES.index(rank)])
+        if read >= LOOK_WILD_NATURAL and cards[i].is_wild:
+            cards[i].notes.append(f"read as {cards[i].rank}, and as {rank} {_percent(read)}, "
+                                  f"in a column of {rank}: counted as {rank}")
+            cards[i].rank = rank
 
 
 # ... and a column of one rank may hold a card the detector missed where no gap was read as

@@ -2052,6 +2052,37 @@ def test_a_hidden_card_whose_index_reads_as_a_joker_where_it_lies_is_a_joker(jok
     assert sorted(team_melds(read_table(corners, (W, H)), 0)[0]) == ["K"] * 5
 
 
+@pytest.mark.parametrize("two_read, seven_read, counted",
+                         [(0.6, 0.35, ["7"] * 5), (0.6, 0.1, ["7"] * 4 + ["2"]),
+                          (0.95, 0.35, ["7"] * 4 + ["2"])])
+def test_a_wild_in_a_column_whose_index_also_reads_as_the_column_s_rank_is_that_rank(
+        two_read, seven_read, counted):
+    # test 119: a kde-oxygen-white seven in a column of sevens read as a 2 (0.60): asked
+    # about that index again, the readers read it a seven 0.39 as well, which they read a
+    # true wild's index almost never; a two read surely is not asked about
+    scene = scene_from_placements(column(["7H", "7S", "2D", "7C", "7D"], 1000, 1700), W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    two = corners.class_ids == CLASS_ID["2"]
+    corners = Corners(corners.boxes, corners.class_ids, corners.confidence, corners.angle,
+                      np.where(two, two_read, corners.rank_confidence))
+    asked = []
+
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["7"]] = seven_read
+        probs[:, CLASS_ID["2"]] = 1 - seven_read
+        return probs
+
+    reading = read_table(corners, (W, H), look=look)
+    assert sorted(team_melds(reading, 0)[0]) == sorted(counted)
+    assert any(np.array_equal(b, corners.boxes[two]) for b in asked) is (two_read < 0.8)
+    assert ("2" not in counted) == any("in a column of 7: counted as 7" in r["message"]
+                                       for r in reading.review)
+    # without a reader to ask, it is a wild
+    assert sorted(team_melds(read_table(corners, (W, H)), 0)[0]) == ["2"] + ["7"] * 4
+
+
 @pytest.mark.parametrize("king_read, kings", [(0.9, 5), (0.5, 4)])
 def test_a_front_card_the_detector_missed_is_read_past_the_column_s_end(king_read, kings):
     # no corner on the front king of a column of five: the fourth king, seen by its top
