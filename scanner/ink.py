@@ -73,14 +73,26 @@ def ink_colours(rgb: np.ndarray, boxes: np.ndarray) -> list[str | None]:
     return [ink_colour(r) for r in ink_redness(rgb, boxes)]
 
 
-def corner_ink(boxes: np.ndarray, pixels: Callable[[], tuple[np.ndarray, float]]
-               ) -> Callable[[list[int]], list[str | None]]:
+class CornerInk:
     """`read_table`'s `ink`: the colours of the corners it asks about, by number, their
-    `boxes` in photo pixels. `pixels()` gives the photo's RGB and its pixels per photo
-    pixel; it is called once, on the first question (most photos ask none)."""
-    pixels = cache(pixels)
+    `boxes` in photo pixels (`ink(ids)`), and how red their ink is (`ink.redness(ids)`,
+    `ink_redness`). `pixels()` gives the photo's RGB and its pixels per photo pixel; it is
+    called once, on the first question (most photos ask none)."""
 
-    def ink(ids: list[int]) -> list[str | None]:
-        rgb, scale = pixels()
-        return ink_colours(rgb, np.asarray(boxes)[ids] * scale)
-    return ink
+    def __init__(self, boxes: np.ndarray, pixels: Callable[[], tuple[np.ndarray, float]]):
+        self._boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        self._pixels = cache(pixels)
+
+    def redness(self, ids: list[int]) -> np.ndarray:
+        """`ink_redness` of the corners `ids`."""
+        rgb, scale = self._pixels()
+        return ink_redness(rgb, self._boxes[ids] * scale)
+
+    def __call__(self, ids: list[int]) -> list[str | None]:
+        return [ink_colour(r) for r in self.redness(ids)]
+
+
+def corner_ink(boxes: np.ndarray, pixels: Callable[[], tuple[np.ndarray, float]]) -> CornerInk:
+    """`read_table`'s `ink` for corners with `boxes` on the photo `pixels()` gives
+    (`CornerInk`)."""
+    return CornerInk(boxes, pixels)

@@ -27,6 +27,7 @@ import numpy as np
 
 from scanner.classes import INDEX_CLASSES, WILD_CLASSES
 from scanner.corners import Corners, long_sides, print_sizes, root_areas
+from scanner.ink import RED_INK
 from scanner.perspective import (
     MIN_TILT_RATIO,
     UNSURE_TILT_RATIO,
@@ -2272,9 +2273,11 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
     (`_whole_unsure_cards`). Corners from `faint_confidence` up to `supported_confidence`
     are used only where they take an empty place of a column or row of their rank
     (`_faint_on_places`). `ink`, given corner numbers, says the colour of their ink ("red",
-    "black" or None where unsure; `scanner.ink` measures it on the photo): it is asked
-    about a squared-up canasta's top card, whose colour tells a natural canasta from a
-    mixed one (`_squared_guess`). `look`, given boxes (N, 4) in the corners' pixels, says
+    "black" or None where unsure; `scanner.ink` measures it on the photo): it is asked about a
+    squared-up canasta's top card, whose colour tells a natural canasta from a mixed one
+    (`_squared_guess`); an `ink` that also says how red their ink is (`ink.redness(ids)`, as
+    `scanner.ink.CornerInk` does) settles the colour of a team's threes read both ways or black
+    alone (`_threes_by_ink`). `look`, given boxes (N, 4) in the corners' pixels, says
     what the index reader reads in each (class probabilities, `INDEX_CLASSES` then none):
     it is asked about the index places of hidden cards inferred in gaps
     (`_look_at_hidden`) and where a line of cards may hold one unseen (`_look_along_lines`).
@@ -2353,6 +2356,8 @@ def read_flat_table(corners: Corners, image_size: tuple[int, int],
         _look_at_hidden(cards, stacks, corners, look)
         _look_along_lines(cards, stacks, corners, look, typical_h, find)
     review: list[dict] = _within_the_pack(cards)
+    if ink is not None and hasattr(ink, "redness"):
+        _threes_by_ink(cards, typical_h, ink.redness)
     melds, red_threes = _form_melds(cards, stacks, stack_team, typical_h, review, ink)
     _check_pack(cards, review)
     loose = (corners.confidence >= floor) & ~used & ~letters
@@ -4319,6 +4324,72 @@ def _item(kind: str, priority: float, message: str, **extra) -> dict:
     out = {"kind": kind, "priority": round(float(priority), 4), "message": message}
     out.update({k: v for k, v in extra.items() if v is not None})
     return out
+
+
+# A red three of a small deck is often read as a black three (the reader learnt the colour
+# from ink it sees thin and dark there): t4 6339, a red three alone on team 0's side read
+# black at 0.79; t4 7179, four red threes in a row, three read black (a black threes' meld and
+# one red three counted). The ink measured on the index (`scanner.ink.ink_redness`, on the
+# photo) of such a three is a little red (0.04-0.27, t4) where that of the black threes read
+# black is under 0.05 on all but a few (95th percentile 0.06-0.09 on the three sets): one
+# three's alone does not tell them apart, but a row's together, and a lone black three is a
+# red one misread more often than not (a team lays none alone: 5 of 7 on the three sets).
+# So each team's threes lying together (centres within this many card heights, one to the
+# next) that are no black threes' meld (read red and black both, or one or two read black
+# alone) take the colour of their ink's mean redness: red from THREE_INK_RED; not where one
+# card's ink is plainly red and another's black (a black threes' meld beside red threes
+# from a seat, test: the mean made them all red, a meld lost). Detector corners: t4 deals
+# 622 -> 624 (9159, 10749), red threes missed 43 -> 39 (val 16 -> 15), test the same;
+# perfect corners and photos from a seat the same; 0.03 alike, 0.08 loses t4 10749
+# (docs/LAYOUT.md, session 62).
+THREE_ROW_REACH = 0.5
+THREE_INK_RED = 0.05
+
+
+def _threes_by_ink(cards: list[CardReading], card_h: float,
+                   redness: Callable[[list[int]], np.ndarray]) -> None:
+    """Settle the colour of each team's group of threes lying together (centres within
+    `THREE_ROW_REACH` card heights, one to the next) that is no black threes' meld: one read
+    red and one black, or one or two read black alone. Their mean ink redness (`redness`,
+    given corner numbers) `THREE_INK_RED` or more makes them red threes, less black ones;
+    unless one card's ink reads red (`scanner.ink.RED_INK`) and another's under
+    `THREE_INK_RED`: the ink then tells card from card (a black threes' meld beside the red
+    threes, from a seat), and each keeps its reading."""
+    threes = [i for i, c in enumerate(cards)
+              if c.rank in ("3R", "3B") and c.corner_ids and c.team is not None]
+    parent = {i: i for i in threes}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+    for a, b in itertools.combinations(threes, 2):
+        if cards[a].team == cards[b].team and np.hypot(*np.subtract(
+                cards[a].center, cards[b].center)) <= THREE_ROW_REACH * card_h:
+            parent[root(a)] = root(b)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in threes:
+        groups[root(i)].append(i)
+    for group in groups.values():
+        read = {cards[i].rank for i in group}
+        if not (read == {"3R", "3B"} or (read == {"3B"} and len(group) <= 2)):
+            continue
+        ids = [m for i in group for m in cards[i].corner_ids]
+        red = np.asarray(redness(ids), float)
+        if np.isnan(red).all():
+            continue
+        owner = np.repeat(np.arange(len(group)), [len(cards[i].corner_ids) for i in group])
+        per_card = np.array([np.nanmean(red[owner == k]) if (~np.isnan(red[owner == k])).any()
+                             else np.nan for k in range(len(group))])
+        if np.nanmax(per_card) >= RED_INK and np.nanmin(per_card) < THREE_INK_RED:
+            continue  # their ink tells red from black card by card: each as it was read
+        colour = "3R" if float(np.nanmean(red)) >= THREE_INK_RED else "3B"
+        for i in group:
+            if cards[i].rank != colour:
+                cards[i].notes.append(f"read as a {'red' if colour == '3B' else 'black'} "
+                                      f"three; its row's ink reads "
+                                      f"{'red' if colour == '3R' else 'black'}")
+                cards[i].rank = colour
 
 
 def _card_ink(card: CardReading, ink: Callable[[list[int]], list[str | None]] | None

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from scanner.ink import BLACK_INK, RED_INK, ink_colours, ink_redness
+from scanner.ink import BLACK_INK, RED_INK, corner_ink, ink_colours, ink_redness
 
 
 def _index(paper, ink, size=(60, 40), seed=0):
@@ -54,3 +54,24 @@ def test_boxes_are_read_each_on_their_own():
     boxes = np.array([[120, 20, 160, 80], [20, 20, 60, 80]], np.float32)
     assert ink_colours(photo, boxes) == ["black", "red"]
     assert ink_colours(photo, np.zeros((0, 4))) == []
+
+
+def test_corner_ink_reads_corners_by_number_at_the_photo_s_scale_decoding_it_once():
+    # the layout asks about corners by number, their boxes in photo pixels; the photo was
+    # decoded at half size: a red index and a black one, and how red each is
+    photo = np.zeros((200, 300, 3), np.uint8)
+    photo[50:110, 100:140] = _index((245, 240, 230), (200, 20, 30))
+    photo[50:110, 200:240] = _index((245, 240, 230), (25, 25, 25), seed=1)
+    boxes = np.array([[400, 100, 480, 220], [200, 100, 280, 220]], np.float32)
+    decoded = []
+
+    def pixels():
+        decoded.append(1)
+        return photo, 0.5
+
+    ink = corner_ink(boxes, pixels)
+    assert ink([1, 0]) == ["red", "black"]
+    red = ink.redness([0, 1])
+    assert red[0] <= BLACK_INK < RED_INK <= red[1]
+    assert ink([]) == [] and len(ink.redness([])) == 0
+    assert decoded == [1]

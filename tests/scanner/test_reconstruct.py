@@ -14,6 +14,8 @@ from datasets.groundtruth import (
 )
 from scanner.classes import CLASS_ID
 from scanner.corners import Corners
+from scanner.detector import box_iou
+from scanner.ink import ink_colour
 from scanner.reconstruct import (
     CARD_CHECK,
     FAN_ARC_TURN,
@@ -199,6 +201,98 @@ def test_red_threes_are_a_count_not_a_meld():
     assert layout["teams"][0] == {"melds": [["6", "6", "6"]], "red_threes": 2}
     assert layout["teams"][1]["red_threes"] == 1
     assert [c.role for c in reading.cards if c.rank == "3R"] == ["red_three"] * 3
+
+
+class _Ink:
+    """A `read_table` ink whose every corner's ink is `red` red (`scanner.ink.CornerInk`'s
+    two questions); it records the corners asked about."""
+
+    def __init__(self, red, corners=None):
+        # `red`: one redness for every corner, or one per class id of `corners`
+        self.red, self.corners, self.asked = red, corners, []
+
+    def redness(self, ids):
+        self.asked.extend(ids)
+        if self.corners is None:
+            return np.full(len(ids), self.red)
+        return np.array([self.red.get(int(self.corners.class_ids[m]), 0.0) for m in ids])
+
+    def __call__(self, ids):
+        return [ink_colour(r) for r in self.redness(ids)]
+
+
+def _threes_read(table, black):
+    """The labels' corners of `table`, the threes among them whose cards are in `black`
+    (card numbers, in the table's order of threes) read as black threes."""
+    scene = scene_from_placements(table, W, H)
+    corners = corners_from_scene(scene, np.random.default_rng(1))
+    ids = corners.class_ids.copy()
+    threes = [c for c in scene["cards"] if c["card"] in ("3H", "3D")]
+    for k in black:
+        for ix in threes[k]["indices"]:
+            if ix["visible"] >= 0.5:
+                ids[box_iou(np.asarray(ix["box"]), corners.boxes).argmax()] = CLASS_ID["3B"]
+    return Corners(corners.boxes, ids, corners.confidence, corners.angle)
+
+
+@pytest.mark.parametrize("red, red_threes", [(0.08, 4), (0.0, 0)])
+def test_a_row_of_threes_read_red_and_black_takes_its_ink_s_colour(red, red_threes):
+    # t4 7179: four small red threes in a row on team 0's side, three read as black threes
+    # (a black-three meld was counted, and one red three); their ink, measured on the
+    # photo, is a little red on average: they are four red threes. Black ink: four black
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [
+        {"card": c, "x": 2600 + 60 * k, "y": 2200, "angle": 0}
+        for k, c in enumerate(["3H", "3D", "3H", "3D"])]
+    corners = _threes_read(table, [0, 1, 3])
+    ink = _Ink(red)
+    reading = read_table(corners, (W, H), ink=ink)
+    assert reading.layout_json()["teams"][0]["red_threes"] == red_threes
+    assert [c.rank for c in reading.cards if c.rank.startswith("3")] == (
+        ["3R"] * 4 if red_threes else ["3B"] * 4)
+    # every corner of the four threes asked once (the front one shows both of its indices)
+    assert sorted(ink.asked) == list(np.flatnonzero(np.isin(
+        corners.class_ids, [CLASS_ID["3R"], CLASS_ID["3B"]])))
+    # without the ink's measure, as read: a meld of three black threes and a red three
+    layout = read_table(corners, (W, H)).layout_json()
+    assert layout["teams"][0]["red_threes"] == 1
+    assert ["3B"] * 3 in layout["teams"][0]["melds"]
+
+
+@pytest.mark.parametrize("red, red_threes", [(0.1, 1), (0.02, 0)])
+def test_a_lone_black_three_on_a_team_s_side_is_a_red_three_if_its_ink_is_a_little_red(
+        red, red_threes):
+    # t4 6339: a red three alone on team 0's side read as a black three (0.79), left out
+    # of every meld; its ink measures 0.09 red, where black ink measures under 0.05 on
+    # all but a few of the test sets' black threes
+    table = column(["6H", "6S", "6D"], 1000, 2000) + [{"card": "3H", "x": 2600, "y": 2200,
+                                                        "angle": 0}]
+    reading = read_table(_threes_read(table, [0]), (W, H), ink=_Ink(red))
+    assert reading.layout_json()["teams"][0]["red_threes"] == red_threes
+    assert [c.rank for c in reading.cards if c.rank.startswith("3")] == (
+        ["3R"] if red_threes else ["3B"])
+
+
+def test_threes_whose_ink_agrees_with_their_reading_keep_it():
+    # from a seat (test): team 0's black threes' meld beside its red threes, one group of
+    # threes lying together, read both ways; the ink of each reads as it was read (0.6 red,
+    # 0.0 black): their mean says nothing of either
+    table = (column(["6H", "6S", "6D"], 1000, 2000) + column(["3S", "3C", "3S"], 2600, 2000)
+             + [{"card": c, "x": 2740 + 60 * k, "y": 2132, "angle": 0}
+                for k, c in enumerate(["3H", "3D"])])
+    corners = corners_from_scene(scene_from_placements(table, W, H), np.random.default_rng(1))
+    ink = _Ink({CLASS_ID["3R"]: 0.6, CLASS_ID["3B"]: 0.0}, corners)
+    layout = read_table(corners, (W, H), ink=ink).layout_json()
+    assert layout["teams"][0]["red_threes"] == 2 and ["3B"] * 3 in layout["teams"][0]["melds"]
+    assert ink.asked  # asked: the threes lie together, read both ways
+
+
+def test_a_black_three_meld_is_not_asked_its_ink():
+    # three black threes read so on team 0's side: a meld (going out), whatever its ink
+    table = column(["6H", "6S", "6D"], 1000, 2000) + column(["3S", "3C", "3S"], 2600, 2000)
+    ink = _Ink(0.5)
+    layout = read_table(corners_from_scene(scene_from_placements(table, W, H),
+                                           np.random.default_rng(1)), (W, H), ink=ink).layout_json()
+    assert ["3B"] * 3 in layout["teams"][0]["melds"] and ink.asked == []
 
 
 @pytest.mark.parametrize("turn", [0, 180])
