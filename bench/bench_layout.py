@@ -293,13 +293,17 @@ def corners_for(source: str, scene: dict, photo: Path | None, rng: np.random.Gen
     raise ValueError(f"unknown source {source!r}")
 
 
-def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | None = None):
-    """The ink colour of corners, measured on the photo (`seat()`'s when seen from a seat)
-    when asked (as `scan_photo` does)."""
+def _ink(photo: Path, corners: Corners, turn: int, seat: Callable[[], bytes] | None = None,
+         view=None):
+    """The ink colour of corners, measured when asked as `scan_photo` measures it: on the
+    photo as the detector decoded it (`view`, `_detector_view`), else on the photo itself
+    (`seat()`'s when seen from a seat)."""
     from scanner.imageio import load_photo
     from scanner.ink import corner_ink
 
     def pixels() -> tuple[np.ndarray, float]:
+        if view is not None:
+            return view.rgb, view.scale
         if seat is not None:  # turned and warped already
             src = load_photo(seat())
         else:
@@ -389,7 +393,7 @@ def run(source: str, scenes: list[tuple[dict, Path | None]], seed: int,
         size = (scene["image"]["width"], scene["image"]["height"])
         gates = {"min_confidence": layout_gate, "supported_confidence": supported_gate,
                  "tilted_confidence": tilted_gate,
-                 "ink": (_ink(photo, corners, turn, seat)
+                 "ink": (_ink(photo, corners, turn, seat, view)
                          if ink and photo is not None else None),
                  "look": _look(view, detector) if view is not None and look else None,
                  "faint_confidence": faint_gate,

@@ -126,7 +126,7 @@ def collect(scenes_dir: Path, limit: int | None, models: Path, cache_root: Path 
         corners, _ = _lookalikes(view, corners)  # as scan
         size = (scene["image"]["width"], scene["image"]["height"])
         reading = read_table(corners, size, min_confidence=gate, supported_confidence=supported,
-                             tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat),
+                             tilted_confidence=tilted, ink=_ink(photo, corners, 0, seat, view),
                              look=_look(view, detector), faint_confidence=faint,
                              find=_find(view, detector))
         truth = true_melds(scene)
