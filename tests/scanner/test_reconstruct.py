@@ -2112,6 +2112,18 @@ def test_a_column_read_unsurely_throughout_stands_on_the_lattice_that_fits_it_wh
     assert sorted(map(tuple, team_melds(reading, 0))) == [("A",) * 4, ("K",) * 3]
 
 
+def _reader_reads(asked: list, reads: dict[str, float]):
+    """A `read_table` look whose reader reads every box it is asked about as `reads`
+    (rank -> probability); it records the boxes asked about in `asked`."""
+    def look(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        for rank, p in reads.items():
+            probs[:, CLASS_ID[rank]] = p
+        return probs
+    return look
+
+
 @pytest.mark.parametrize("joker_read, counted", [(0.95, ["K", "K", "K", "K", "JK"]),
                                                   (0.6, ["K", "K", "K", "K", "JK"]),
                                                   (0.45, ["K"] * 5), (0.25, ["K"] * 5)])
@@ -2125,14 +2137,7 @@ def test_a_hidden_card_whose_index_reads_as_a_joker_where_it_lies_is_a_joker(jok
     corners = corners.select(np.flatnonzero(corners.class_ids != CLASS_ID["JK"]))
     joker = next(c for c in scene["cards"] if c["card"] == "JK")
     asked = []
-
-    def look(boxes):
-        asked.append(np.asarray(boxes))
-        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
-        probs[:, CLASS_ID["JK"]] = joker_read
-        probs[:, CLASS_ID["K"]] = 1 - joker_read
-        return probs
-
+    look = _reader_reads(asked, {"JK": joker_read, "K": 1 - joker_read})
     reading = read_table(corners, (W, H), look=look)
     assert sorted(team_melds(reading, 0)[0]) == sorted(counted)
     assert ("JK" in counted) == any("read where it lies" in r["message"]
@@ -2160,15 +2165,8 @@ def test_a_wild_in_a_column_whose_index_also_reads_as_the_column_s_rank_is_that_
     corners = Corners(corners.boxes, corners.class_ids, corners.confidence, corners.angle,
                       np.where(two, two_read, corners.rank_confidence))
     asked = []
-
-    def look(boxes):
-        asked.append(np.asarray(boxes))
-        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
-        probs[:, CLASS_ID["7"]] = seven_read
-        probs[:, CLASS_ID["2"]] = 1 - seven_read
-        return probs
-
-    reading = read_table(corners, (W, H), look=look)
+    reading = read_table(corners, (W, H), look=_reader_reads(asked, {"7": seven_read,
+                                                                     "2": 1 - seven_read}))
     assert sorted(team_melds(reading, 0)[0]) == sorted(counted)
     assert any(np.array_equal(b, corners.boxes[two]) for b in asked) is (two_read < 0.8)
     assert ("2" not in counted) == any("in a column of 7: counted as 7" in r["message"]
