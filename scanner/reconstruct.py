@@ -1653,17 +1653,10 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
     up, right = _unit_vectors(np.array([c.angle for c in cards]))
     hh = card_h * 0.5 * 0.9
     hw = card_h * aspect * 0.5 * 0.85
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     d = centres[:, None] - centres[None]
     close = np.linalg.norm(d, axis=-1) < 2 * np.hypot(hh, hw)
     ii, jj = np.nonzero(np.triu(close, 1))
+    links: list[tuple[int, int]] = []
     if len(ii):
         delta = centres[jj] - centres[ii]
         axes = np.stack([up[ii], right[ii], up[jj], right[jj]], axis=1)  # (p, 4, 2)
@@ -1673,12 +1666,26 @@ def _stacks(cards: list[CardReading], card_h: float, aspect: float) -> list[list
         rad_j = hh * np.abs(np.einsum("pad,pd->pa", axes, up[jj])) + \
             hw * np.abs(np.einsum("pad,pd->pa", axes, right[jj]))
         overlap = (proj < rad_i + rad_j).all(axis=1)
-        for i, j in zip(ii[overlap], jj[overlap], strict=True):
-            parent[find(int(i))] = find(int(j))
+        links = list(zip(ii[overlap].tolist(), jj[overlap].tolist(), strict=True))
+    return _linked_groups(range(n), links)
+
+
+def _linked_groups(items, links) -> list[list[int]]:
+    """The connected groups of `items` (ints) joined by `links` (pairs of them), each in
+    ascending order, ordered by their first."""
+    parent = {i: i for i in items}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for i, j in links:
+        parent[find(i)] = find(j)
     groups: dict[int, list[int]] = defaultdict(list)
-    for i in range(n):
+    for i in parent:
         groups[find(i)].append(i)
-    return sorted(groups.values(), key=min)
+    return sorted((sorted(g) for g in groups.values()), key=min)
 
 
 # ---------------------------------------------------------------------------------------
@@ -4357,33 +4364,20 @@ def _threes_by_ink(cards: list[CardReading], card_h: float,
     threes, from a seat), and each keeps its reading."""
     threes = [i for i, c in enumerate(cards)
               if c.rank in ("3R", "3B") and c.corner_ids and c.team is not None]
-    parent = {i: i for i in threes}
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-    for a, b in itertools.combinations(threes, 2):
-        if cards[a].team == cards[b].team and np.hypot(*np.subtract(
-                cards[a].center, cards[b].center)) <= THREE_ROW_REACH * card_h:
-            parent[root(a)] = root(b)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for i in threes:
-        groups[root(i)].append(i)
-    for group in groups.values():
+    together = [(a, b) for a, b in itertools.combinations(threes, 2)
+                if cards[a].team == cards[b].team and np.hypot(*np.subtract(
+                    cards[a].center, cards[b].center)) <= THREE_ROW_REACH * card_h]
+    for group in _linked_groups(threes, together):
         read = {cards[i].rank for i in group}
         if not (read == {"3R", "3B"} or (read == {"3B"} and len(group) <= 2)):
             continue
-        ids = [m for i in group for m in cards[i].corner_ids]
-        red = np.asarray(redness(ids), float)
-        if np.isnan(red).all():
+        red = [np.asarray(redness(list(cards[i].corner_ids)), float) for i in group]
+        per_card = [float(np.nanmean(r)) for r in red if not np.isnan(r).all()]
+        if not per_card:
             continue
-        owner = np.repeat(np.arange(len(group)), [len(cards[i].corner_ids) for i in group])
-        per_card = np.array([np.nanmean(red[owner == k]) if (~np.isnan(red[owner == k])).any()
-                             else np.nan for k in range(len(group))])
-        if np.nanmax(per_card) >= RED_INK and np.nanmin(per_card) < THREE_INK_RED:
+        if max(per_card) >= RED_INK and min(per_card) < THREE_INK_RED:
             continue  # their ink tells red from black card by card: each as it was read
-        colour = "3R" if float(np.nanmean(red)) >= THREE_INK_RED else "3B"
+        colour = "3R" if float(np.nanmean(np.concatenate(red))) >= THREE_INK_RED else "3B"
         for i in group:
             if cards[i].rank != colour:
                 cards[i].notes.append(f"read as a {'red' if colour == '3B' else 'black'} "
