@@ -2609,9 +2609,12 @@ TABLE_STEP_FIT = 0.15
 # index along; t4 5269: a red three read 0.12 one index past the unsure top index of a whole
 # one. Detector corners: val 205 -> 206, t4 607 -> 608 deals, red-three misses test / val /
 # t4 11 / 20 / 54 -> 10 / 16 / 43, no deal lost on any set; perfect corners the same
-# (docs/LAYOUT.md, session 57).
+# (docs/LAYOUT.md, session 57). The turn 30 degrees until session 62: t4 3649, two red
+# threes' top indices read 0.24-0.28 (rank 0.41-0.42), their directions 41 degrees apart
+# (small bare glyphs); red-three misses val 15 -> 14, t4 39 -> 38, no deal moved on any set
+# or from a seat (60 alike; docs/LAYOUT.md, session 62).
 RED_THREE_ROW_REACH = 5.0
-RED_THREE_ROW_TURN = 30.0
+RED_THREE_ROW_TURN = 45.0
 RED_THREE_ROW_ROUNDS = 2
 # (under this many index lengths, a second box on the same index)
 RED_THREE_ROW_APART = 0.6

@@ -2962,6 +2962,27 @@ def test_an_unsure_red_three_beside_another_in_a_row_counts(monkeypatch, rounds,
     assert reading.red_threes == threes
 
 
+@pytest.mark.parametrize("turn, threes", [(40.0, [2, 0]), (50.0, [1, 0])])
+def test_an_unsure_red_three_read_turned_beside_another_in_a_row_counts(turn, threes):
+    # as above, the covered red three's index read `turn` degrees off the whole one's
+    # direction (t4 3649: two small bare 3s read 41 degrees apart): within
+    # `RED_THREE_ROW_TURN` it is the row's next red three, further turned it is not
+    width = 0.714 * CARD_H
+    corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
+                      + [{"card": card, "x": 2400 + k * 0.3 * width, "y": 1950, "angle": 0.0}
+                         for k, card in enumerate(["3H", "3D"])])
+    covered = int(np.argmin(np.where(corners.class_ids == CLASS_ID["3R"],
+                                     corners.centers[:, 0], np.inf)))
+    conf, angle = corners.confidence.copy(), corners.angle.copy()
+    rank_conf = np.ones(len(corners))
+    conf[covered], rank_conf[covered] = 0.35, 0.45
+    angle[covered] = (angle[covered] + turn) % 360
+    unsure = Corners(corners.boxes, corners.class_ids, conf, angle, rank_conf)
+    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
+                         faint_confidence=0.08)
+    assert reading.red_threes == threes
+
+
 @pytest.mark.parametrize("apart, aces", [(2.2, 5), (0.0, 6)])
 def test_a_box_between_two_neighbouring_indices_of_a_row_is_no_card(monkeypatch, apart, aces):
     # a row of aces, each covered card's index 1.4 index widths on from the next one's; the
