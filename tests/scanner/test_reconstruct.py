@@ -2938,35 +2938,11 @@ def test_a_bottom_index_joins_no_top_index_of_another_print_size(monkeypatch, si
     assert reading.red_threes == [0, threes]
 
 
-@pytest.mark.parametrize("rounds, threes", [(2, [2, 0]), (0, [1, 0])])
-def test_an_unsure_red_three_beside_another_in_a_row_counts(monkeypatch, rounds, threes):
-    # two red threes in a row, the second laid over the first a third of a card width on:
-    # the first card's top index read at 0.35, its rank at 0.45 (under `RED_THREE_READING`),
-    # lies one index along from the whole second card's and points its way: the row's
-    # other red three (`_red_threes_in_a_row`). Alone, such a corner stays with the player.
-    import scanner.reconstruct as reconstruct
-
-    monkeypatch.setattr(reconstruct, "RED_THREE_ROW_ROUNDS", rounds)
-    width = 0.714 * CARD_H
-    corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
-                      + [{"card": card, "x": 2400 + k * 0.3 * width, "y": 1950, "angle": 0.0}
-                         for k, card in enumerate(["3H", "3D"])])
-    covered = int(np.argmin(np.where(corners.class_ids == CLASS_ID["3R"],
-                                     corners.centers[:, 0], np.inf)))
-    conf = corners.confidence.copy()
-    rank_conf = np.ones(len(corners))
-    conf[covered], rank_conf[covered] = 0.35, 0.45
-    unsure = Corners(corners.boxes, corners.class_ids, conf, corners.angle, rank_conf)
-    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
-    assert reading.red_threes == threes
-
-
-@pytest.mark.parametrize("turn, threes", [(40.0, [2, 0]), (50.0, [1, 0])])
-def test_an_unsure_red_three_read_turned_beside_another_in_a_row_counts(turn, threes):
-    # as above, the covered red three's index read `turn` degrees off the whole one's
-    # direction (t4 3649: two small bare 3s read 41 degrees apart): within
-    # `RED_THREE_ROW_TURN` it is the row's next red three, further turned it is not
+def _red_threes_row_read(turn: float = 0.0):
+    """Two red threes in a row, the second laid over the first a third of a card width on,
+    beside a column of kings: the first card's top index read at 0.35, its rank at 0.45
+    (under `RED_THREE_READING`) and its direction `turn` degrees off; read with the scan's
+    gates."""
     width = 0.714 * CARD_H
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
                       + [{"card": card, "x": 2400 + k * 0.3 * width, "y": 1950, "angle": 0.0}
@@ -2978,9 +2954,27 @@ def test_an_unsure_red_three_read_turned_beside_another_in_a_row_counts(turn, th
     conf[covered], rank_conf[covered] = 0.35, 0.45
     angle[covered] = (angle[covered] + turn) % 360
     unsure = Corners(corners.boxes, corners.class_ids, conf, angle, rank_conf)
-    reading = read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
-                         faint_confidence=0.08)
-    assert reading.red_threes == threes
+    return read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
+                      faint_confidence=0.08)
+
+
+@pytest.mark.parametrize("rounds, threes", [(2, [2, 0]), (0, [1, 0])])
+def test_an_unsure_red_three_beside_another_in_a_row_counts(monkeypatch, rounds, threes):
+    # the covered red three's unsure top index lies one index along from the whole second
+    # card's and points its way: the row's other red three (`_red_threes_in_a_row`). Alone,
+    # such a corner stays with the player.
+    import scanner.reconstruct as reconstruct
+
+    monkeypatch.setattr(reconstruct, "RED_THREE_ROW_ROUNDS", rounds)
+    assert _red_threes_row_read().red_threes == threes
+
+
+@pytest.mark.parametrize("turn, threes", [(40.0, [2, 0]), (50.0, [1, 0])])
+def test_an_unsure_red_three_read_turned_beside_another_in_a_row_counts(turn, threes):
+    # as above, the covered red three's index read `turn` degrees off the whole one's
+    # direction (t4 3649: two small bare 3s read 41 degrees apart): within
+    # `RED_THREE_ROW_TURN` it is the row's next red three, further turned it is not
+    assert _red_threes_row_read(turn).red_threes == threes
 
 
 @pytest.mark.parametrize("apart, aces", [(2.2, 5), (0.0, 6)])
