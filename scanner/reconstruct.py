@@ -2609,7 +2609,12 @@ TABLE_STEP_FIT = 0.15
 # index along; t4 5269: a red three read 0.12 one index past the unsure top index of a whole
 # one. Detector corners: val 205 -> 206, t4 607 -> 608 deals, red-three misses test / val /
 # t4 11 / 20 / 54 -> 10 / 16 / 43, no deal lost on any set; perfect corners the same
-# (docs/LAYOUT.md, session 57). The turn 30 degrees until session 62: t4 3649, two red
+# (docs/LAYOUT.md, session 57). Since session 62 a corner read as a black three from the
+# supported floor joins the row too, its colour then settled by the row's ink
+# (`_threes_by_ink`): test 2209, a small red three read black at 0.24 beside the team's
+# two red threes (test deals 235 -> 236, red threes missed test 9 -> 8, t4 38 -> 37; val, perfect
+# corners and photos from a seat the same; from the faint floor the same deals).
+# The turn 30 degrees until session 62: t4 3649, two red
 # threes' top indices read 0.24-0.28 (rank 0.41-0.42), their directions 41 degrees apart
 # (small bare glyphs); red-three misses val 15 -> 14, t4 39 -> 38, no deal moved on any set
 # or from a seat (60 alike; docs/LAYOUT.md, session 62).
@@ -2622,15 +2627,19 @@ RED_THREE_ROW_APART = 0.6
 
 def _red_threes_in_a_row(corners: Corners, used: np.ndarray, floor: float,
                          faint: float) -> np.ndarray:
-    """The unused corners read as red threes from `faint` that lie in a row with a red
-    three's corner in use (`used`) or from `floor` (`RED_THREE_ROW_REACH`)."""
+    """The unused corners read as red threes from `faint`, or as black threes from `floor`,
+    that lie in a row with a red three's corner in use (`used`) or from `floor`
+    (`RED_THREE_ROW_REACH`). A black three so taken is a card whose colour its row's ink
+    settles (`_threes_by_ink`): a small deck's red three read black."""
     red = corners.class_ids == INDEX_CLASSES.index("3R")
+    black = corners.class_ids == INDEX_CLASSES.index("3B")
     anchors = np.flatnonzero(red & (used | (corners.confidence >= floor)))
     out = np.zeros(len(corners), bool)
     if not len(anchors):
         return out
     centres, sides = corners.centers, long_sides(corners.boxes)
-    for k in np.flatnonzero(red & ~used & (corners.confidence >= faint)):
+    for k in np.flatnonzero(~used & ((red & (corners.confidence >= faint))
+                                     | (black & (corners.confidence >= floor)))):
         apart = np.linalg.norm(centres[anchors] - centres[k], axis=1) / sides[anchors]
         turn = _angle_diff(corners.angle[anchors], corners.angle[k])
         out[k] = bool(((apart >= RED_THREE_ROW_APART) & (apart <= RED_THREE_ROW_REACH)

@@ -2938,24 +2938,25 @@ def test_a_bottom_index_joins_no_top_index_of_another_print_size(monkeypatch, si
     assert reading.red_threes == [0, threes]
 
 
-def _red_threes_row_read(turn: float = 0.0):
+def _red_threes_row_read(turn: float = 0.0, read_as: str = "3R", reds=None):
     """Two red threes in a row, the second laid over the first a third of a card width on,
-    beside a column of kings: the first card's top index read at 0.35, its rank at 0.45
-    (under `RED_THREE_READING`) and its direction `turn` degrees off; read with the scan's
-    gates."""
+    beside a column of kings: the first card's top index read as `read_as` at 0.35, its rank
+    at 0.45 (under `RED_THREE_READING`) and its direction `turn` degrees off; read with the
+    scan's gates (and an ink measuring `reds`, redness by class id, as `_Ink`)."""
     width = 0.714 * CARD_H
     corners, _ = read(column(["KH", "KS", "KD"], 1000, 1900)
                       + [{"card": card, "x": 2400 + k * 0.3 * width, "y": 1950, "angle": 0.0}
                          for k, card in enumerate(["3H", "3D"])])
     covered = int(np.argmin(np.where(corners.class_ids == CLASS_ID["3R"],
                                      corners.centers[:, 0], np.inf)))
-    conf, angle = corners.confidence.copy(), corners.angle.copy()
+    conf, angle, ids = corners.confidence.copy(), corners.angle.copy(), corners.class_ids.copy()
     rank_conf = np.ones(len(corners))
     conf[covered], rank_conf[covered] = 0.35, 0.45
     angle[covered] = (angle[covered] + turn) % 360
-    unsure = Corners(corners.boxes, corners.class_ids, conf, angle, rank_conf)
+    ids[covered] = CLASS_ID[read_as]
+    unsure = Corners(corners.boxes, ids, conf, angle, rank_conf)
     return read_table(unsure, (W, H), min_confidence=0.4, supported_confidence=0.2,
-                      faint_confidence=0.08)
+                      faint_confidence=0.08, ink=None if reds is None else _Ink(reds, unsure))
 
 
 @pytest.mark.parametrize("rounds, threes", [(2, [2, 0]), (0, [1, 0])])
@@ -2975,6 +2976,19 @@ def test_an_unsure_red_three_read_turned_beside_another_in_a_row_counts(turn, th
     # direction (t4 3649: two small bare 3s read 41 degrees apart): within
     # `RED_THREE_ROW_TURN` it is the row's next red three, further turned it is not
     assert _red_threes_row_read(turn).red_threes == threes
+
+
+@pytest.mark.parametrize("red, threes", [(0.1, [2, 0]), (0.0, [1, 0])])
+def test_an_unsure_black_three_beside_a_red_three_in_a_row_takes_the_row_s_ink(red, threes):
+    # as above, the covered red three's index read as a black three (test 2209: a small red
+    # three read black at 0.24 beside its team's red threes): it joins the row, and the
+    # row's ink settles its colour (`_threes_by_ink`): a little red beside a red three, a
+    # red three; black beside plainly red ink, a black three left out of every meld
+    reading = _red_threes_row_read(read_as="3B", reds={CLASS_ID["3R"]: 0.6,
+                                                       CLASS_ID["3B"]: red})
+    assert reading.red_threes == threes
+    assert [c.rank for c in reading.cards if c.rank.startswith("3")].count("3B") == (
+        0 if red else 1)
 
 
 @pytest.mark.parametrize("apart, aces", [(2.2, 5), (0.0, 6)])
