@@ -2611,13 +2611,13 @@ TABLE_STEP_FIT = 0.15
 # t4 11 / 20 / 54 -> 10 / 16 / 43, no deal lost on any set; perfect corners the same
 # (docs/LAYOUT.md, session 57). Since session 62 a corner read as a black three from the
 # supported floor joins the row too, its colour then settled by the row's ink
-# (`_threes_by_ink`): test 2209, a small red three read black at 0.24 beside the team's
-# two red threes (test deals 235 -> 236, red threes missed test 9 -> 8, t4 38 -> 37; val, perfect
-# corners and photos from a seat the same; from the faint floor the same deals).
-# The turn 30 degrees until session 62: t4 3649, two red
-# threes' top indices read 0.24-0.28 (rank 0.41-0.42), their directions 41 degrees apart
-# (small bare glyphs); red-three misses val 15 -> 14, t4 39 -> 38, no deal moved on any set
-# or from a seat (60 alike; docs/LAYOUT.md, session 62).
+# (`_threes_by_ink`): test 2209, a small red three read black at 0.24 beside the team's two
+# red threes (test deals 235 -> 236, red threes missed test 9 -> 8, t4 38 -> 37; val,
+# perfect corners and photos from a seat the same; from the faint floor the same deals).
+# The turn 30 degrees until session 62: t4 3649, two red threes' top indices read 0.24-0.28
+# (rank 0.41-0.42), their directions 41 degrees apart (small bare glyphs); red-three misses
+# val 15 -> 14, t4 39 -> 38, no deal moved on any set or from a seat (60 alike;
+# docs/LAYOUT.md, session 62).
 RED_THREE_ROW_REACH = 5.0
 RED_THREE_ROW_TURN = 45.0
 RED_THREE_ROW_ROUNDS = 2
@@ -3341,6 +3341,21 @@ MISREAD_CLEAR = 0.2
 MISREAD_QUARTER = 60.0
 
 
+def _leading_rank(cards: list[CardReading], stack: list[int]
+                  ) -> tuple[str, Counter] | None:
+    """A team's stack's commonest natural rank, two or more cards of it, and the count of
+    each natural rank in it; None for a stack no team owns, of wilds or threes."""
+    if not stack or cards[stack[0]].team is None:
+        return None
+    counts = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
+    if not counts:
+        return None
+    rank, n = counts.most_common(1)[0]
+    if rank in ("3R", "3B") or n < 2:
+        return None
+    return rank, counts
+
+
 def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np.ndarray,
                   card_h: float, boxes: np.ndarray | None = None) -> None:
     """Relabel a lone odd rank inside a column of another rank: almost always a misread.
@@ -3364,14 +3379,12 @@ def _fix_misreads(cards: list[CardReading], stacks: list[list[int]], centres: np
     or held on every set (u13 deals 35.16 -> 37.36%; docs/LAYOUT.md, session 23).
     """
     for stack in stacks:
-        team = cards[stack[0]].team
-        if team is None:
+        lead = _leading_rank(cards, stack)
+        if lead is None:
             continue
-        counts = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
-        if not counts:
-            continue
-        rank, n = counts.most_common(1)[0]
-        if rank in ("3R", "3B") or n < 2 or n < 2 * (sum(counts.values()) - n):
+        rank, counts = lead
+        n = counts[rank]
+        if n < 2 * (sum(counts.values()) - n):
             continue
         for i in stack:
             card = cards[i]
@@ -3649,14 +3662,10 @@ def _look_at_wilds(cards: list[CardReading], stacks: list[list[int]], corners: C
     more is that rank (noted)."""
     asks = []  # (card, corner, the stack's rank)
     for stack in stacks:
-        if not stack or cards[stack[0]].team is None:
+        lead = _leading_rank(cards, stack)
+        if lead is None:
             continue
-        ranks = Counter(cards[i].rank for i in stack if not cards[i].is_wild)
-        if not ranks:
-            continue
-        rank, n = ranks.most_common(1)[0]
-        if rank in ("3R", "3B") or n < 2:
-            continue
+        rank = lead[0]
         asks.extend((i, m, rank) for i in stack if cards[i].is_wild
                     for m in cards[i].corner_ids
                     if corners.rank_confidence[m] < 1.0 - LOOK_WILD_NATURAL)
@@ -4392,9 +4401,8 @@ def _threes_by_ink(cards: list[CardReading], card_h: float,
         colour = "3R" if float(np.nanmean(np.concatenate(red))) >= THREE_INK_RED else "3B"
         for i in group:
             if cards[i].rank != colour:
-                cards[i].notes.append(f"read as a {'red' if colour == '3B' else 'black'} "
-                                      f"three; its row's ink reads "
-                                      f"{'red' if colour == '3R' else 'black'}")
+                was, now = ("black", "red") if colour == "3R" else ("red", "black")
+                cards[i].notes.append(f"read as a {was} three; its row's ink reads {now}")
                 cards[i].rank = colour
 
 
