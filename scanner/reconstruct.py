@@ -4074,7 +4074,7 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
 
     A gap in a column shows that a card lies there, not which: counted as a natural of
     the column's rank, it may take the table past the pack's copies of that rank, and
-    then it is a wild (a joker: the detector misses jokers most). Past the pack even
+    then it is a wild (`_likelier_unseen_wild`). Past the pack even
     so, the least sure cards of the rank seen by one corner (a false or second box on
     an index, or one end of a whole card taken for a card of its own) are left out,
     noted for review. Returns the review items (`pack_count`) for them.
@@ -4088,7 +4088,7 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
             continue
         hidden = [c for c in cards if c.rank == rank and not c.corner_ids and c.team is not None]
         for card in hidden[:excess]:
-            wild = HIDDEN_WILD if on_table[HIDDEN_WILD] < PACK_LIMITS[HIDDEN_WILD] else "2"
+            wild = _likelier_unseen_wild(on_table)
             if on_table[wild] >= PACK_LIMITS[wild]:
                 break
             card.rank = wild
@@ -4112,8 +4112,13 @@ def _within_the_pack(cards: list[CardReading]) -> list[dict]:
     return review
 
 
-# what a hidden card counted as a wild is taken for
-HIDDEN_WILD = "JK"
+def _likelier_unseen_wild(on_table: Counter) -> str:
+    """The wild a hidden card past its column's pack is taken for: the one whose copies the
+    photo has shown the smaller share of (test 2169: three jokers and three twos show, so a
+    covered card is the pack's fifth two sooner than its last joker); a joker when they are
+    even, the wild a detector misses most."""
+    unseen = {w: (PACK_LIMITS[w] - on_table[w]) / PACK_LIMITS[w] for w in ("JK", "2")}
+    return "2" if unseen["2"] > unseen["JK"] else "JK"
 
 
 # the most cards a line's lattice may hide (a hand over the middle of a column hides four or

@@ -2009,6 +2009,19 @@ def test_a_hidden_card_the_pack_has_no_natural_for_is_a_wild():
     assert not any(r["kind"] == "pack_count" for r in reading.review)
 
 
+def test_a_hidden_card_past_the_pack_is_the_wild_the_photo_shows_fewer_of():
+    # the kings' hidden card again, three of the pack's four jokers showing in the other
+    # team's meld and one two of eight: the covered card is a two sooner than the last joker
+    table = column(["KH", "KS", "KD", "KC", "JK", "KH", "KS", "KD", "KC"], 1000, 1700) + \
+        column(["8H", "8S", "8D", "JK", "JK", "JK", "2C"], 1000, 600, angle=180)
+    scene = scene_from_placements(table, W, H)
+    scene["cards"][4]["indices"][0]["visible"] = 0.0
+    reading = read_table(corners_from_scene(scene), (W, H))
+    assert team_melds(reading, 0) == [["K"] * 8 + ["2"]]
+    hidden = [c for c in reading.cards if not c.corner_ids]
+    assert len(hidden) == 1 and any("counted as a 2" in n for n in hidden[0].notes)
+
+
 def test_a_card_past_the_pack_s_copies_is_left_out_the_least_sure():
     # nine kings read where two decks hold eight: the one read least surely is left out
     corners, _ = read(column(["KH", "KS", "KD", "KC", "KH", "KS", "KD", "KC", "KH"], 1000, 1400))
