@@ -3712,16 +3712,28 @@ LOOK_ACROSS = 0.5
 # deal lost (docs/LAYOUT.md, session 56).
 LOOK_FOUND = 0.6
 FOUND_HELD = 0.5
+# A row's back card (the end its indices lie toward) is looked for one step past it (test
+# 2099: a row of eight tango jacks and three wilds, the back jack unseen, found there at 0.61).
+# Only on a straight row, its indices read within ROW_TURN degrees of their mean direction
+# (test 1519 and 2729 are fans whose turn `_fan_places` does not take: a step past the end
+# lay on the end card's own index), and a step of ROW_CLEAR of the back index's extent along
+# the row or more (closer, the place is the back index itself). Detector corners: test 237 ->
+# 238, t4 624 -> 625, from a seat 153 -> 154, val the same; ROW_TURN 20 alike (test meld exact
+# lower). An index found there nearer a card's corner than the place is that card's (val 1168,
+# t4 8669: a second box on the back index read 0.62-0.64; docs/LAYOUT.md, session 63).
+ROW_TURN = 10.0
+ROW_CLEAR = 0.9
 
 
 def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
                       look: Callable[[np.ndarray], np.ndarray], card_h: float,
                       find: Find | None = None) -> None:
-    """Ask `look` about the index places of each team's line of one rank (a column or a fan)
-    where a card may lie unseen (`_column_places`, `_fan_places`). One read as the line's
-    rank or a wild `LOOK_PAST` or more adds that card there (no corners, noted); where none
-    is, so does an index `find` finds near the place, clear of the cards' corners
-    (`FOUND_HELD`), read as the line's rank `LOOK_FOUND` or more."""
+    """Ask `look` about the index places of each team's line of one rank (a column, a fan or
+    a row) where a card may lie unseen (`_column_places`, `_fan_places`, `_row_places`). One
+    read as the line's rank or a wild `LOOK_PAST` or more adds that card there (no corners,
+    noted); where none is, so does an index `find` finds near the place, read as the line's
+    rank `LOOK_FOUND` or more, unless it is a card's index already: its centre within
+    `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the place."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
@@ -3729,7 +3741,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
                 or sum(bool(cards[i].corner_ids) for i in stack) < 2):
             continue
         places = (_column_places(cards, stack, corners, card_h)
-                  or _fan_places(cards, stack, corners, card_h))
+                  or _fan_places(cards, stack, corners, card_h)
+                  or _row_places(cards, stack, corners, card_h))
         for box, centre, angle in places:
             boxes.append(box)
             where.append((k, next(iter(ranks)), centre, angle))
@@ -3744,9 +3757,13 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
         found, found_probs = find(np.array([boxes[j] for j in unread]))
         held = [m for card in cards for m in card.corner_ids]
         centres = (found[:, :2] + found[:, 2:]) / 2
-        clear = np.ones(len(unread), bool) if not held else \
-            np.linalg.norm(centres[:, None] - corners.centers[held][None], axis=-1).min(axis=1) \
-            >= FOUND_HELD * long_sides(found)
+        clear = np.ones(len(unread), bool)
+        if held:
+            to_held = np.linalg.norm(centres[:, None] - corners.centers[held][None],
+                                     axis=-1).min(axis=1)
+            asked = np.array([boxes[j] for j in unread])
+            to_place = np.linalg.norm(centres - (asked[:, :2] + asked[:, 2:]) / 2, axis=1)
+            clear = (to_held >= FOUND_HELD * long_sides(found)) & (to_held >= to_place)
         for j, p, ok in zip(unread, found_probs, clear, strict=True):
             rank = where[j][1]
             if ok and p[INDEX_CLASSES.index(rank)] >= LOOK_FOUND:
@@ -3808,6 +3825,45 @@ def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
         out.append((_box_like(corners, m, corners.centers[m] - up * step),
                     np.asarray(front.center) - up * step, angle))
     return out
+
+
+def _row_places(cards: list[CardReading], stack: list[int], corners: Corners,
+                card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a row may hold a card unseen, as (index box, card centre, angle): one step
+    past its back card. Each card of a row covers the one before it but for the strip its
+    index is printed on, so the back card is the end its indices lie toward; a card missed
+    there leaves no gap to see. Only a straight row (its indices read within `ROW_TURN` of
+    their mean direction: a fan's ends read alike otherwise) whose step clears an index
+    (`ROW_CLEAR` of the back index's extent along the row: a place nearer is the back
+    card's own index). Nothing if the stack is no such row."""
+    own = [float(corners.angle[m]) + (0.0 if _shows_top(cards[i], m, corners) else 180.0)
+           for i in stack for m in cards[i].corner_ids]
+    angle = _circular_mean(np.array(own))
+    if max(_angle_diff(a, angle) for a in own) > ROW_TURN:
+        return []
+    up, right = (v[0] for v in _unit_vectors(np.array([angle])))
+    pts = np.array([cards[i].center for i in stack])
+    along = pts @ right
+    order = np.argsort(along)
+    gaps = np.diff(along[order])
+    step = float(np.median(gaps))
+    if (np.ptp(pts @ up) > LOOK_ACROSS * card_h or gaps.min() < 0.06 * card_h
+            or not 0.08 * card_h < step < 0.6 * card_h):
+        return []
+    card, m = _top_index(cards, stack, corners) or (None, None)
+    if card is None:
+        return []
+    side = float(np.sign((corners.centers[m] - np.asarray(card.center)) @ right))
+    top = _top_index(cards, [stack[order[0] if side < 0 else order[-1]]], corners)
+    if side == 0 or top is None:
+        return []
+    back, m = top
+    box = corners.boxes[m]
+    if step < ROW_CLEAR * (abs((box[2] - box[0]) * right[0]) + abs((box[3] - box[1]) * right[1])):
+        return []
+    shift = side * step * right
+    return [(_box_like(corners, m, corners.centers[m] + shift), np.asarray(back.center) + shift,
+             angle)]
 
 
 def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,

@@ -2307,6 +2307,61 @@ def test_a_card_missed_in_a_gap_is_read_where_the_detector_finds_its_index(found
     assert asked == []
 
 
+def _row_of_jacks(step: float, turn: float = 0.0):
+    """Six jacks laid left to right `step` px apart, each covering the one before it but for
+    its top-left index (20 x 30 px, 50 px left of and 70 px above its card's centre), the
+    cards turned `turn` degrees more each: corners, cards and the one stack."""
+    centres = [(1000.0 + step * k, 1000.0) for k in range(6)]
+    angles = [turn * k for k in range(6)]
+    index = [(x - 50.0, y - 70.0) for x, y in centres]
+    corners = Corners(np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in index]),
+                      np.full(6, CLASS_ID["J"]), np.full(6, 0.9), np.array(angles))
+    cards = [CardReading(rank="J", corner_ids=[i], center=centres[i], angle=angles[i],
+                         confidence=0.9, fully_visible=i == 5, stack=0, team=0)
+             for i in range(6)]
+    return corners, cards, [list(range(6))]
+
+
+@pytest.mark.parametrize("step, turn, found_at, asked_at, added", [
+    (30.0, 0.0, (-30.0, 0.0), (-30.0, 0.0), True),   # found one step past the back card
+    (30.0, 0.0, (-12.0, 10.0), (-30.0, 0.0), False),  # a second box on the back index
+    (30.0, 5.0, (-30.0, 0.0), None, False),           # a fan's turn: no row to look past
+    (17.0, 0.0, (-17.0, 0.0), None, False),           # a step short of an index: its own
+])
+def test_a_row_s_back_card_missed_is_looked_for_one_step_past_it(step, turn, found_at,
+                                                                  asked_at, added):
+    # test 2099: a row of jacks whose back card (the end the indices lie toward) the detector
+    # missed; no gap shows it, so the detector is asked one step past the back card, and a
+    # jack found there is a card, unless what it finds lies nearer the back index than the
+    # place (a second box on that index, val 1168)
+    from scanner.reconstruct import _look_along_lines
+
+    corners, cards, stacks = _row_of_jacks(step, turn)
+    asked = []
+
+    def look(boxes):
+        return np.zeros((len(boxes), len(CLASS_ID) + 1))
+
+    def find(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["J"]] = 0.65
+        x, y = 950.0 + found_at[0], 930.0 + found_at[1]
+        return np.array([[x - 10, y - 15, x + 10, y + 15]] * len(boxes)), probs
+
+    _look_along_lines(cards, stacks, corners, look, 200.0, find)
+    if asked_at is None:
+        assert asked == []
+    else:
+        (boxes,) = asked
+        assert np.allclose((boxes[:, :2] + boxes[:, 2:]) / 2,
+                           [[950.0 + asked_at[0], 930.0 + asked_at[1]]])
+    assert len(cards) == (7 if added else 6) and len(stacks[0]) == len(cards)
+    if added:
+        assert cards[6].rank == "J" and not cards[6].corner_ids
+        assert np.allclose(cards[6].center, (1000.0 - step, 1000.0))
+
+
 def test_a_flattened_table_asks_the_detector_in_the_photo_s_pixels():
     # a photo from a seat is read on its table made flat: `find` is asked in the photo's
     # pixels and what it finds comes back in the flat table's
