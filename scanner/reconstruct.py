@@ -3723,52 +3723,79 @@ FOUND_HELD = 0.5
 # t4 8669: a second box on the back index read 0.62-0.64; docs/LAYOUT.md, session 63).
 ROW_TURN = 10.0
 ROW_CLEAR = 0.9
+# A column's back card is looked for one step before it too (val 2388, t4 7029), by the
+# detector's search alone, as the line's rank (asked of the reader too, val 928's 2 read
+# there, off the column, was lost; the search alone finds the same cards) and only while the
+# pack has copies of the rank off the teams' sides (val 1678: a ninth five). An index the search finds
+# for any place is its card's only if its box is within FOUND_LIKE of the place's (the line's
+# index's) width and height: a card of the line prints its index alike (t4 5959: past a column
+# of kings, the discard pile's king turned 45 degrees, boxed 34 x 32 px against 33 x 54).
+# Detector corners: val 214 -> 215, t4 625 -> 626, test and from a seat the same; without the
+# likeness check val 213, t4 625 (+1 -1); FOUND_LIKE 0.35 alike, 0.25 loses test 119
+# (docs/LAYOUT.md, session 63).
+FOUND_LIKE = 0.5
 
 
 def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
                       look: Callable[[np.ndarray], np.ndarray], card_h: float,
                       find: Find | None = None) -> None:
-    """Ask `look` about the index places of each team's line of one rank (a column, a fan or
-    a row) where a card may lie unseen (`_column_places`, `_fan_places`, `_row_places`). One
-    read as the line's rank or a wild `LOOK_PAST` or more adds that card there (no corners,
-    noted); where none is, so does an index `find` finds near the place, read as the line's
-    rank `LOOK_FOUND` or more, unless it is a card's index already: its centre within
-    `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the place."""
+    """Look for the cards a team's line of one rank (a column, a fan or a row) may hide: in
+    its gaps and past its front card (`_column_places`, `_fan_places`) and past a row's
+    back card (`_row_back`), `look` is asked first, and one read as the line's rank or a
+    wild `LOOK_PAST` or more is a card there (no corners, noted); before a column's back
+    card (`_column_back`), only while the pack has copies of the rank off the teams' sides,
+    it is not (a box guessed off the column's end may lie on other print: val 928, a 2 read
+    there). Where no card is read, an index `find` finds near the place, read as the line's
+    rank `LOOK_FOUND` or more, is that card, unless it is a card's index already (its centre
+    within `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the
+    place) or boxed otherwise than the line's indices (`FOUND_LIKE`)."""
     boxes, where = [], []
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
         if (len(stack) < 2 or cards[stack[0]].team is None or len(ranks) != 1 or "3R" in ranks
                 or sum(bool(cards[i].corner_ids) for i in stack) < 2):
             continue
-        places = (_column_places(cards, stack, corners, card_h)
-                  or _fan_places(cards, stack, corners, card_h)
-                  or _row_places(cards, stack, corners, card_h))
-        for box, centre, angle in places:
-            boxes.append(box)
-            where.append((k, next(iter(ranks)), centre, angle))
+        rank = next(iter(ranks))
+        inside = (_column_places(cards, stack, corners, card_h)
+                  or _fan_places(cards, stack, corners, card_h))
+        spent = sum(c.rank == rank and c.team is not None for c in cards) \
+            >= PACK_LIMITS.get(rank, 8)
+        column_back = [] if spent else _column_back(cards, stack, corners, card_h)
+        row_back = [] if inside or column_back else _row_back(cards, stack, corners, card_h)
+        for places, read in ((inside, True), (row_back, True), (column_back, False)):
+            for box, centre, angle in places:
+                boxes.append(box)
+                where.append((k, rank, centre, angle, read))
     if not boxes:
         return
-    probs = np.asarray(look(np.array(boxes)))
-    reads = [next((r for r in (rank, *sorted(WILD_CLASSES))
-                   if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None)
-             for (_, rank, _, _), p in zip(where, probs, strict=True)]
+    asked_first = [j for j, place in enumerate(where) if place[4]]
+    reads: list[str | None] = [None] * len(boxes)
+    if asked_first:
+        probs = np.asarray(look(np.array([boxes[j] for j in asked_first])))
+        for j, p in zip(asked_first, probs, strict=True):
+            reads[j] = next((r for r in (where[j][1], *sorted(WILD_CLASSES))
+                             if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None)
     unread = [j for j, read in enumerate(reads) if read is None]
     if find is not None and unread:
-        found, found_probs = find(np.array([boxes[j] for j in unread]))
+        asked = np.array([boxes[j] for j in unread])
+        found, found_probs = find(asked)
         held = [m for card in cards for m in card.corner_ids]
         centres = (found[:, :2] + found[:, 2:]) / 2
         clear = np.ones(len(unread), bool)
         if held:
             to_held = np.linalg.norm(centres[:, None] - corners.centers[held][None],
                                      axis=-1).min(axis=1)
-            asked = np.array([boxes[j] for j in unread])
             to_place = np.linalg.norm(centres - (asked[:, :2] + asked[:, 2:]) / 2, axis=1)
             clear = (to_held >= FOUND_HELD * long_sides(found)) & (to_held >= to_place)
-        for j, p, ok in zip(unread, found_probs, clear, strict=True):
+        # the place's box is the line's index's size: a card of the line prints it alike
+        sides = np.maximum(found[:, 2:] - found[:, :2], 1e-6) / np.maximum(
+            asked[:, 2:] - asked[:, :2], 1e-6)
+        like = (np.abs(np.log(sides)) < np.log(1 + FOUND_LIKE)).all(axis=1)
+        for j, p, ok in zip(unread, found_probs, clear & like, strict=True):
             rank = where[j][1]
             if ok and p[INDEX_CLASSES.index(rank)] >= LOOK_FOUND:
                 reads[j] = rank
-    for (k, _, centre, angle), read in zip(where, reads, strict=True):
+    for (k, _, centre, angle, _), read in zip(where, reads, strict=True):
         if read is not None:
             _add_hidden(cards, stacks[k], k, cards[stacks[k][0]].team, read, angle, [centre],
                         f"its index read where a card of its line may lie unseen: a {read}")
@@ -3796,11 +3823,10 @@ def _index_box(card: CardReading, m: int, corners: Corners, centre: np.ndarray,
     return _box_like(corners, m, centre + (offset @ up[0]) * up[1] + (offset @ right[0]) * right[1])
 
 
-def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
-                   card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Where a column may hold a card unseen, as (index box, card centre, angle): midway
-    across each gap of `LOOK_GAP` steps, and one step past its front card when that is seen
-    by its top index alone. Nothing if the stack is no column."""
+def _column_line(cards: list[CardReading], stack: list[int], card_h: float):
+    """A column's (angle, up vector, its cards' order from the back, gaps, step), or None if
+    the stack is no column: cards laid one below the other along their own direction, within
+    `LOOK_ACROSS` card heights from side to side, a step of 0.12-0.7 card heights."""
     angle = _circular_mean(np.array([cards[i].angle for i in stack]))
     up, right = (v[0] for v in _unit_vectors(np.array([angle])))
     pts = np.array([cards[i].center for i in stack])
@@ -3810,7 +3836,19 @@ def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
     step = float(np.median(gaps))
     if (np.ptp(pts @ right) > LOOK_ACROSS * card_h or gaps.min() < 0.1 * card_h
             or not 0.12 * card_h < step < 0.7 * card_h):
+        return None
+    return angle, up, order, gaps, step
+
+
+def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
+                   card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a column may hold a card unseen, as (index box, card centre, angle): midway
+    across each gap of `LOOK_GAP` steps, and one step past its front card when that is seen
+    by its top index alone. Nothing if the stack is no column."""
+    line = _column_line(cards, stack, card_h)
+    if line is None:
         return []
+    angle, up, order, gaps, step = line
     out = []
     for g in np.flatnonzero((gaps >= LOOK_GAP[0] * step) & (gaps <= LOOK_GAP[1] * step)):
         pair = [stack[order[g]], stack[order[g + 1]]]
@@ -3827,15 +3865,31 @@ def _column_places(cards: list[CardReading], stack: list[int], corners: Corners,
     return out
 
 
-def _row_places(cards: list[CardReading], stack: list[int], corners: Corners,
-                card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Where a row may hold a card unseen, as (index box, card centre, angle): one step
-    past its back card. Each card of a row covers the one before it but for the strip its
-    index is printed on, so the back card is the end its indices lie toward; a card missed
-    there leaves no gap to see. Only a straight row (its indices read within `ROW_TURN` of
-    their mean direction: a fan's ends read alike otherwise) whose step clears an index
-    (`ROW_CLEAR` of the back index's extent along the row: a place nearer is the back
-    card's own index). Nothing if the stack is no such row."""
+def _column_back(cards: list[CardReading], stack: list[int], corners: Corners,
+                 card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a column's back card may lie unseen, as [(index box, card centre, angle)]: one
+    step before its back card (the one whose top index the others leave showing last, at
+    the end the indices lie toward), seen by its top index. Empty if the stack is no
+    column; a card missed there leaves no gap to see."""
+    line = _column_line(cards, stack, card_h)
+    top = None if line is None else _top_index(cards, [stack[line[2][0]]], corners)
+    if top is None:
+        return []
+    angle, up, _, _, step = line
+    back, m = top
+    return [(_box_like(corners, m, corners.centers[m] + up * step),
+             np.asarray(back.center) + up * step, angle)]
+
+
+def _row_back(cards: list[CardReading], stack: list[int], corners: Corners,
+              card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a row's back card may lie unseen, as [(index box, card centre, angle)]: one
+    step past its back card. Each card of a row covers the one before it but for the strip
+    its index is printed on, so the back card is the end its indices lie toward; a card
+    missed there leaves no gap to see. Only a straight row (its indices read within
+    `ROW_TURN` of their mean direction: a fan's ends read alike otherwise) whose step clears
+    an index (`ROW_CLEAR` of the back index's extent along the row: a place nearer is the
+    back card's own index). Empty if the stack is no such row."""
     own = [float(corners.angle[m]) + (0.0 if _shows_top(cards[i], m, corners) else 180.0)
            for i in stack for m in cards[i].corner_ids]
     angle = _circular_mean(np.array(own))

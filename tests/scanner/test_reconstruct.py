@@ -2295,16 +2295,19 @@ def test_a_card_missed_in_a_gap_is_read_where_the_detector_finds_its_index(found
 
     _look_along_lines(cards, stacks, corners, look, 200.0, find)
     (boxes,) = asked
-    assert np.allclose(boxes, [[990.0, 1073.0, 1010.0, 1103.0]])  # the gap's middle
+    # the gap's middle, and one step before the back card (what is found for it lies
+    # nearer a king's index than that place: no card)
+    assert np.allclose(boxes, [[990.0, 1073.0, 1010.0, 1103.0], [990.0, 941.0, 1010.0, 971.0]])
     assert len(cards) == (5 if added else 4) and len(stacks[0]) == len(cards)
     if added:
         assert cards[4].rank == "K" and not cards[4].corner_ids
 
     # where the reader reads the card at the place itself, the detector is not asked
+    # about it (only about the place before the back card, which the reader is not)
     asked.clear()
     _look_along_lines(cards[:4], [[0, 1, 2, 3]], corners,
                       lambda b: np.eye(len(CLASS_ID) + 1)[[CLASS_ID["K"]] * len(b)], 200.0, find)
-    assert asked == []
+    assert np.allclose(np.concatenate(asked), [[990.0, 941.0, 1010.0, 971.0]])
 
 
 def _row_of_jacks(step: float, turn: float = 0.0):
@@ -2360,6 +2363,52 @@ def test_a_row_s_back_card_missed_is_looked_for_one_step_past_it(step, turn, fou
     if added:
         assert cards[6].rank == "J" and not cards[6].corner_ids
         assert np.allclose(cards[6].center, (1000.0 - step, 1000.0))
+
+
+@pytest.mark.parametrize("found, spent, added", [
+    ((20.0, 30.0, 0.65, "K"), False, True),   # the back king's index, found and read
+    ((20.0, 30.0, 0.65, "2"), False, False),  # a wild read there: off the column
+    ((30.0, 28.0, 0.95, "K"), False, False),  # boxed otherwise than the column's indices
+    ((20.0, 30.0, 0.95, "K"), True, False),   # the pack's eight kings all on the sides
+])
+def test_a_column_s_back_card_missed_is_found_one_step_before_it(found, spent, added):
+    # val 2388: the detector missed a column's back card (the end its top indices lie
+    # toward); no gap shows it, so the detector's search is asked one step before the back
+    # card, and a card of the column's rank boxed as its indices are is a card there (t4
+    # 5959: the discard pile's king, turned 45 degrees, boxed square, was found past a
+    # column of kings)
+    from scanner.reconstruct import _look_along_lines
+
+    corners, cards, stacks = _kings_with_a_gap()
+    if spent:
+        cards += [CardReading(rank="K", corner_ids=[], center=(2000.0, 400.0 + 40 * k),
+                              angle=180.0, confidence=0.9, fully_visible=False, stack=1,
+                              team=1) for k in range(4)]
+        stacks.append([4, 5, 6, 7])
+    looked, asked = [], []
+
+    def look(boxes):
+        looked.append(np.asarray(boxes))
+        return np.zeros((len(boxes), len(CLASS_ID) + 1))
+
+    def find(boxes):
+        asked.append(np.asarray(boxes))
+        w, h, read, rank = found
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID[rank]] = read
+        return np.array([[1000 - w / 2, 956 - h / 2, 1000 + w / 2, 956 + h / 2]] * len(boxes)), probs
+
+    _look_along_lines(cards, stacks, corners, look, 200.0, find)
+    # the reader alone is asked about the gap; the search about the gap and the back
+    (read_first,) = looked
+    assert np.allclose(read_first, [[990.0, 1073.0, 1010.0, 1103.0]])
+    (boxes,) = asked
+    back = [990.0, 941.0, 1010.0, 971.0]
+    assert any(np.allclose(b, back) for b in boxes) is not spent
+    column = [c for c in cards if c.stack == 0]
+    assert len(column) == (5 if added else 4) and len(stacks[0]) == len(column)
+    if added:
+        assert column[4].rank == "K" and column[4].center == (1030.0, 1000.0 - 44.0 + 80.0)
 
 
 def test_a_flattened_table_asks_the_detector_in_the_photo_s_pixels():
