@@ -3734,6 +3734,13 @@ ROW_CLEAR = 0.9
 # likeness check val 213, t4 625 (+1 -1); FOUND_LIKE 0.35 alike, 0.25 loses test 119
 # (docs/LAYOUT.md, session 63).
 FOUND_LIKE = 0.5
+# The search costs about 2.7 ms a place (2 cores), and a column's back place, asked of every
+# column, tripled its use (layout p50 18 -> 41 ms). The reader, asked there first (not taken
+# at its word), reads the column's rank under BACK_HINT where nothing of the kind lies; only
+# the other places go on to the search: p50 41 -> 30 ms, the same deals on the three sets and
+# from a seat; 0.05 loses t4 7029, whose back index the reader read at 0.02-0.05 a third of
+# an index off (docs/LAYOUT.md, session 63).
+BACK_HINT = 0.02
 
 
 def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners: Corners,
@@ -3743,9 +3750,10 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     its gaps and past its front card (`_column_places`, `_fan_places`) and past a row's
     back card (`_row_back`), `look` is asked first, and one read as the line's rank or a
     wild `LOOK_PAST` or more is a card there (no corners, noted); before a column's back
-    card (`_column_back`), only while the pack has copies of the rank off the teams' sides,
-    it is not (a box guessed off the column's end may lie on other print: val 928, a 2 read
-    there). Where no card is read, an index `find` finds near the place, read as the line's
+    card (`_column_back`), only with `find` and while the pack has copies of the rank off
+    the teams' sides, it is not taken at its word (a box guessed off the column's end may lie on other print:
+    val 928, a 2 read there), only asked whether it sees the rank at all (`BACK_HINT`).
+    Where no card is read, an index `find` finds near the place, read as the line's
     rank `LOOK_FOUND` or more, is that card, unless it is a card's index already (its centre
     within `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the
     place) or boxed otherwise than the line's indices (`FOUND_LIKE`)."""
@@ -3760,7 +3768,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
                   or _fan_places(cards, stack, corners, card_h))
         spent = sum(c.rank == rank and c.team is not None for c in cards) \
             >= PACK_LIMITS.get(rank, 8)
-        column_back = [] if spent else _column_back(cards, stack, corners, card_h)
+        column_back = [] if spent or find is None else \
+            _column_back(cards, stack, corners, card_h)
         row_back = [] if inside or column_back else _row_back(cards, stack, corners, card_h)
         for places, read in ((inside, True), (row_back, True), (column_back, False)):
             for box, centre, angle in places:
@@ -3768,14 +3777,13 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
                 where.append((k, rank, centre, angle, read))
     if not boxes:
         return
-    asked_first = [j for j, place in enumerate(where) if place[4]]
-    reads: list[str | None] = [None] * len(boxes)
-    if asked_first:
-        probs = np.asarray(look(np.array([boxes[j] for j in asked_first])))
-        for j, p in zip(asked_first, probs, strict=True):
-            reads[j] = next((r for r in (where[j][1], *sorted(WILD_CLASSES))
-                             if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None)
-    unread = [j for j, read in enumerate(reads) if read is None]
+    probs = np.asarray(look(np.array(boxes)))
+    reads = [next((r for r in (rank, *sorted(WILD_CLASSES))
+                   if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None) if read else None
+             for (_, rank, _, _, read), p in zip(where, probs, strict=True)]
+    # a column's back place goes to the search only where the reader sees a trace of its rank
+    unread = [j for j, read in enumerate(reads) if read is None
+              and (where[j][4] or probs[j, INDEX_CLASSES.index(where[j][1])] >= BACK_HINT)]
     if find is not None and unread:
         asked = np.array([boxes[j] for j in unread])
         found, found_probs = find(asked)
