@@ -3750,8 +3750,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     its gaps and past its front card (`_column_places`, `_fan_places`) and past a row's
     back card (`_row_back`), `look` is asked first, and one read as the line's rank or a
     wild `LOOK_PAST` or more is a card there (no corners, noted); before a column's back
-    card (`_column_back`), only with `find` and while the pack has copies of the rank off
-    the teams' sides, it is not taken at its word (a box guessed off the column's end may lie on other print:
+    card (`_column_back`) and past a fan's ends (`_fan_ends`), only with `find` and while
+    the pack has copies of the rank off the teams' sides, it is not taken at its word (a box guessed off the column's end may lie on other print:
     val 928, a 2 read there), only asked whether it sees the rank at all (`BACK_HINT`).
     Where no card is read, an index `find` finds near the place, read as the line's
     rank `LOOK_FOUND` or more, is that card, unless it is a card's index already (its centre
@@ -3768,10 +3768,10 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
                   or _fan_places(cards, stack, corners, card_h))
         spent = sum(c.rank == rank and c.team is not None for c in cards) \
             >= PACK_LIMITS.get(rank, 8)
-        column_back = [] if spent or find is None else \
-            _column_back(cards, stack, corners, card_h)
-        row_back = [] if inside or column_back else _row_back(cards, stack, corners, card_h)
-        for places, read in ((inside, True), (row_back, True), (column_back, False)):
+        ends = [] if spent or find is None else (_column_back(cards, stack, corners, card_h)
+                                                  or _fan_ends(cards, stack, corners, card_h))
+        row_back = [] if inside or ends else _row_back(cards, stack, corners, card_h)
+        for places, read in ((inside, True), (row_back, True), (ends, False)):
             for box, centre, angle in places:
                 boxes.append(box)
                 where.append((k, rank, centre, angle, read))
@@ -3781,7 +3781,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     reads = [next((r for r in (rank, *sorted(WILD_CLASSES))
                    if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None) if read else None
              for (_, rank, _, _, read), p in zip(where, probs, strict=True)]
-    # a column's back place goes to the search only where the reader sees a trace of its rank
+    # a column's back or a fan's end goes to the search only where the reader sees a trace of
+# its rank
     unread = [j for j, read in enumerate(reads) if read is None
               and (where[j][4] or probs[j, INDEX_CLASSES.index(where[j][1])] >= BACK_HINT)]
     if find is not None and unread:
@@ -3928,21 +3929,54 @@ def _row_back(cards: list[CardReading], stack: list[int], corners: Corners,
              angle)]
 
 
-def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
-                card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Where a fan may hold a card unseen, as (index box, card centre, angle): midway across
-    each chord of `LOOK_GAP` chords between two cards next in turn, clear of every card.
-    A fan's cards turn `FAN_ARC_TURN` degrees or more end to end, each chord across them,
-    all one way (as `_infer_fan_gaps`); nothing if the stack is no fan."""
+def _fan_line(cards: list[CardReading], stack: list[int], card_h: float):
+    """A fan's (cards' order in turn, their centres in it, chord lengths, median chord), or
+    None if the stack is no fan: three cards or more turning `FAN_ARC_TURN` degrees or more
+    end to end, each chord across them, all one way (as `_infer_fan_gaps`)."""
     if len(stack) < 3:
-        return []
+        return None
     turn, order, pts, chords, lengths = _in_turn(cards, stack)
     step = float(np.median(lengths))
     _, right = _unit_vectors(np.array([_circular_mean([cards[i].angle for i in stack])]))
     across = (chords @ right[0]) / np.maximum(lengths, 1e-9)
     if (np.ptp(turn) < FAN_ARC_TURN or np.abs(across).min() < 0.8 or np.ptp(np.sign(across)) > 0
             or lengths.min() < 0.08 * card_h or not 0.1 * card_h <= step <= 0.7 * card_h):
+        return None
+    return order, pts, lengths, step
+
+
+def _fan_ends(cards: list[CardReading], stack: list[int], corners: Corners,
+              card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a fan may hold a card unseen past either end, as (index box, card centre,
+    angle): a chord and a turn on from its end card, as far as from the card before it (t4
+    9509: a fan of five kings, its end king missed, leaves no gap). Nothing if the stack is
+    no fan (`_fan_line`)."""
+    fan = _fan_line(cards, stack, card_h)
+    if fan is None:
         return []
+    order = fan[0]
+    out = []
+    for end, before in ((order[0], order[1]), (order[-1], order[-2])):
+        top = _top_index(cards, [stack[end]], corners)
+        if top is None:
+            continue
+        card, prev = cards[stack[end]], cards[stack[before]]
+        centre = 2 * np.asarray(card.center) - np.asarray(prev.center)
+        angle = (card.angle + ((card.angle - prev.angle + 180.0) % 360.0 - 180.0)) % 360.0
+        out.append((_index_box(*top, corners, centre, angle), centre, angle))
+    return out
+
+
+def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
+                card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Where a fan may hold a card unseen, as (index box, card centre, angle): midway across
+    each chord of `LOOK_GAP` chords between two cards next in turn, clear of every card.
+    A fan's cards turn `FAN_ARC_TURN` degrees or more end to end, each chord across them,
+    all one way (as `_infer_fan_gaps`); nothing if the stack is no fan."""
+    fan = _fan_line(cards, stack, card_h)
+    if fan is None:
+        return []
+    order, pts, lengths, step = fan
     out = []
     for g in np.flatnonzero((lengths >= LOOK_GAP[0] * step) & (lengths <= LOOK_GAP[1] * step)):
         pair = [stack[order[g]], stack[order[g + 1]]]

@@ -2417,6 +2417,55 @@ def test_a_column_s_back_card_missed_is_found_one_step_before_it(hint, found, sp
         assert column[4].rank == "K" and column[4].center == (1030.0, 1000.0 - 44.0 + 80.0)
 
 
+@pytest.mark.parametrize("read, added", [(0.65, True), (0.55, False)])
+def test_a_fan_s_end_card_missed_is_found_a_chord_and_a_turn_past_it(read, added):
+    # t4 9509: a fan of five kings read as four, its end card missed (no gap shows it): the
+    # search is asked a chord and a turn past each end card, and a king found past the
+    # last one, read surely enough, is a card there
+    from scanner.reconstruct import _look_along_lines
+
+    def turned(offset, degrees):
+        a = np.radians(degrees)
+        return np.array([offset[0] * np.cos(a) - offset[1] * np.sin(a),
+                         offset[0] * np.sin(a) + offset[1] * np.cos(a)])
+
+    offset = np.array([-50.0, -70.0])
+    centres = [np.array([1000.0 + 30 * k, 1000.0]) for k in range(4)]
+    angles = [4.0 * k for k in range(4)]
+    index = [c + turned(offset, a) for c, a in zip(centres, angles, strict=True)]
+    corners = Corners(np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in index]),
+                      np.full(4, CLASS_ID["K"]), np.full(4, 0.9), np.array(angles))
+    cards = [CardReading(rank="K", corner_ids=[i], center=tuple(centres[i]), angle=angles[i],
+                         confidence=0.9, fully_visible=False, stack=0, team=1)
+             for i in range(4)]
+    stacks = [[0, 1, 2, 3]]
+    past_last = np.array([1120.0, 1000.0]) + turned(offset, 16.0)
+    asked = []
+
+    def look(boxes):
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        probs[:, CLASS_ID["K"]] = 0.3  # a trace of a king, too little to be one
+        return probs
+
+    def find(boxes):
+        asked.append(np.asarray(boxes))
+        probs = np.zeros((len(boxes), len(CLASS_ID) + 1))
+        at = np.abs((boxes[:, :2] + boxes[:, 2:]) / 2 - past_last).max(axis=1) < 1.0
+        probs[at, CLASS_ID["K"]] = read
+        return np.asarray(boxes), probs
+
+    _look_along_lines(cards, stacks, corners, look, 200.0, find)
+    (boxes,) = asked
+    centres_asked = (boxes[:, :2] + boxes[:, 2:]) / 2
+    before_first = np.array([970.0, 1000.0]) + turned(offset, -4.0)
+    assert len(boxes) == 2
+    assert min(np.abs(centres_asked - past_last).max(axis=1)) < 1.0
+    assert min(np.abs(centres_asked - before_first).max(axis=1)) < 1.0
+    assert len(cards) == (5 if added else 4)
+    if added:
+        assert cards[4].rank == "K" and np.allclose(cards[4].center, (1120.0, 1000.0))
+
+
 def test_a_flattened_table_asks_the_detector_in_the_photo_s_pixels():
     # a photo from a seat is read on its table made flat: `find` is asked in the photo's
     # pixels and what it finds comes back in the flat table's
