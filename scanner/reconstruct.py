@@ -3751,8 +3751,9 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     back card (`_row_back`), `look` is asked first, and one read as the line's rank or a
     wild `LOOK_PAST` or more is a card there (no corners, noted); before a column's back
     card (`_column_back`) and past a fan's ends (`_fan_ends`), only with `find` and while
-    the pack has copies of the rank off the teams' sides, it is not taken at its word (a box guessed off the column's end may lie on other print:
-    val 928, a 2 read there), only asked whether it sees the rank at all (`BACK_HINT`).
+    the pack has copies of the rank off the teams' sides, it is not taken at its word (a
+    box guessed off a line's end may lie on other print: val 928, a 2 read there), only
+    asked whether it sees the rank at all (`BACK_HINT`).
     Where no card is read, an index `find` finds near the place, read as the line's
     rank `LOOK_FOUND` or more, is that card, unless it is a card's index already (its centre
     within `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the
@@ -3781,8 +3782,8 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     reads = [next((r for r in (rank, *sorted(WILD_CLASSES))
                    if p[INDEX_CLASSES.index(r)] >= LOOK_PAST), None) if read else None
              for (_, rank, _, _, read), p in zip(where, probs, strict=True)]
-    # a column's back or a fan's end goes to the search only where the reader sees a trace of
-# its rank
+    # a column's back or a fan's end goes to the search only where the reader sees a trace
+    # of its rank
     unread = [j for j, read in enumerate(reads) if read is None
               and (where[j][4] or probs[j, INDEX_CLASSES.index(where[j][1])] >= BACK_HINT)]
     if find is not None and unread:
@@ -3971,8 +3972,7 @@ def _fan_places(cards: list[CardReading], stack: list[int], corners: Corners,
                 card_h: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Where a fan may hold a card unseen, as (index box, card centre, angle): midway across
     each chord of `LOOK_GAP` chords between two cards next in turn, clear of every card.
-    A fan's cards turn `FAN_ARC_TURN` degrees or more end to end, each chord across them,
-    all one way (as `_infer_fan_gaps`); nothing if the stack is no fan."""
+    Nothing if the stack is no fan (`_fan_line`)."""
     fan = _fan_line(cards, stack, card_h)
     if fan is None:
         return []
