@@ -3759,6 +3759,7 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
     within `FOUND_HELD` of its long side of a card's corner, or nearer that corner than the
     place) or boxed otherwise than the line's indices (`FOUND_LIKE`)."""
     boxes, where = [], []
+    on_sides = Counter(c.rank for c in cards if c.team is not None)
     for k, stack in enumerate(stacks):
         ranks = _natural_ranks(cards, stack)
         if (len(stack) < 2 or cards[stack[0]].team is None or len(ranks) != 1 or "3R" in ranks
@@ -3767,8 +3768,7 @@ def _look_along_lines(cards: list[CardReading], stacks: list[list[int]], corners
         rank = next(iter(ranks))
         inside = (_column_places(cards, stack, corners, card_h)
                   or _fan_places(cards, stack, corners, card_h))
-        spent = sum(c.rank == rank and c.team is not None for c in cards) \
-            >= PACK_LIMITS.get(rank, 8)
+        spent = on_sides[rank] >= PACK_LIMITS.get(rank, 8)
         ends = [] if spent or find is None else (_column_back(cards, stack, corners, card_h)
                                                   or _fan_ends(cards, stack, corners, card_h))
         row_back = [] if inside or ends else _row_back(cards, stack, corners, card_h)

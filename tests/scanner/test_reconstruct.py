@@ -2417,6 +2417,13 @@ def test_a_column_s_back_card_missed_is_found_one_step_before_it(hint, found, sp
         assert column[4].rank == "K" and column[4].center == (1030.0, 1000.0 - 44.0 + 80.0)
 
 
+def _turned(offset: np.ndarray, degrees: float) -> np.ndarray:
+    """`offset` (x, y) turned `degrees` clockwise on the photo (y down)."""
+    a = np.radians(degrees)
+    return np.array([offset[0] * np.cos(a) - offset[1] * np.sin(a),
+                     offset[0] * np.sin(a) + offset[1] * np.cos(a)])
+
+
 @pytest.mark.parametrize("read, added", [(0.65, True), (0.55, False)])
 def test_a_fan_s_end_card_missed_is_found_a_chord_and_a_turn_past_it(read, added):
     # t4 9509: a fan of five kings read as four, its end card missed (no gap shows it): the
@@ -2424,22 +2431,17 @@ def test_a_fan_s_end_card_missed_is_found_a_chord_and_a_turn_past_it(read, added
     # last one, read surely enough, is a card there
     from scanner.reconstruct import _look_along_lines
 
-    def turned(offset, degrees):
-        a = np.radians(degrees)
-        return np.array([offset[0] * np.cos(a) - offset[1] * np.sin(a),
-                         offset[0] * np.sin(a) + offset[1] * np.cos(a)])
-
     offset = np.array([-50.0, -70.0])
     centres = [np.array([1000.0 + 30 * k, 1000.0]) for k in range(4)]
     angles = [4.0 * k for k in range(4)]
-    index = [c + turned(offset, a) for c, a in zip(centres, angles, strict=True)]
+    index = [c + _turned(offset, a) for c, a in zip(centres, angles, strict=True)]
     corners = Corners(np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in index]),
                       np.full(4, CLASS_ID["K"]), np.full(4, 0.9), np.array(angles))
     cards = [CardReading(rank="K", corner_ids=[i], center=tuple(centres[i]), angle=angles[i],
                          confidence=0.9, fully_visible=False, stack=0, team=1)
              for i in range(4)]
     stacks = [[0, 1, 2, 3]]
-    past_last = np.array([1120.0, 1000.0]) + turned(offset, 16.0)
+    past_last = np.array([1120.0, 1000.0]) + _turned(offset, 16.0)
     asked = []
 
     def look(boxes):
@@ -2457,7 +2459,7 @@ def test_a_fan_s_end_card_missed_is_found_a_chord_and_a_turn_past_it(read, added
     _look_along_lines(cards, stacks, corners, look, 200.0, find)
     (boxes,) = asked
     centres_asked = (boxes[:, :2] + boxes[:, 2:]) / 2
-    before_first = np.array([970.0, 1000.0]) + turned(offset, -4.0)
+    before_first = np.array([970.0, 1000.0]) + _turned(offset, -4.0)
     assert len(boxes) == 2
     assert min(np.abs(centres_asked - past_last).max(axis=1)) < 1.0
     assert min(np.abs(centres_asked - before_first).max(axis=1)) < 1.0
@@ -2491,15 +2493,10 @@ def test_a_joker_missed_in_a_fan_is_read_midway_across_its_gap():
     # missed a joker: the reader, asked about the gap's middle, reads a joker there
     from scanner.reconstruct import LOOK_PAST, _look_along_lines
 
-    def turned(offset, degrees):
-        a = np.radians(degrees)
-        return np.array([offset[0] * np.cos(a) - offset[1] * np.sin(a),
-                         offset[0] * np.sin(a) + offset[1] * np.cos(a)])
-
     slots, offset = [0, 1, 2, 4, 5], np.array([-50.0, -70.0])
     centres = [np.array([1000.0 + 30 * k, 1000.0]) for k in slots]
     angles = [3.0 * k for k in slots]
-    index = [c + turned(offset, a) for c, a in zip(centres, angles, strict=True)]
+    index = [c + _turned(offset, a) for c, a in zip(centres, angles, strict=True)]
     corners = Corners(np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in index]),
                       np.array([CLASS_ID[r] for r in ("J", "J", "J", "2", "2")]),
                       np.full(5, 0.9), np.array(angles))
@@ -2517,7 +2514,7 @@ def test_a_joker_missed_in_a_fan_is_read_midway_across_its_gap():
 
     _look_along_lines(cards, stacks, corners, look, 200.0)
     (boxes,) = asked
-    expected = np.array([1090.0, 1000.0]) + turned(offset, 9.0)
+    expected = np.array([1090.0, 1000.0]) + _turned(offset, 9.0)
     assert len(boxes) == 1 and np.abs((boxes[0, :2] + boxes[0, 2:]) / 2 - expected).max() < 1
     assert [c.rank for c in cards] == ["J", "J", "J", "2", "2", "JK"]
     assert cards[5].center == (1090.0, 1000.0) and stacks == [[0, 1, 2, 3, 4, 5]]
